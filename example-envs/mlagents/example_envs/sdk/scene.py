@@ -1,0 +1,174 @@
+"""The contract between the Academy engine and an example environment ("scene").
+
+A scene is written *vectorized*: the Academy calls each hook once per academy
+step with a numpy array of agent indices (``agents``, int64, shape ``(k,)``,
+ascending, possibly empty) instead of once per agent, so that all agents of a
+scene are simulated together. Agent indices are 0..``num_agents``-1, in the
+order the agents were declared (the registration order of the Unity scene).
+
+The Academy (see ``academy.py``) owns everything that is the same for every
+Unity scene: the academy step order of example-environments spec section 1.2,
+decision intervals and action repeat, on-demand decisions, reward accumulation
+(``add_reward`` / ``set_reward``), done / max-step bookkeeping, observation
+stacking, action masks, visual-observation PNG encoding, reset parameters,
+training vs inference configuration, seeding and the wire. A scene only says
+what its agents observe, how they act and what the world does.
+
+A scene calls back into the Academy through ``self.academy`` (set before
+``initialize``): ``add_reward``, ``set_reward``, ``done``,
+``request_decision``, ``set_action_mask``, ``set_brain``, ``reset_parameters``,
+``rng``, ``is_training``, ``step_count``.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .academy import Academy
+
+SpaceType = Literal["discrete", "continuous"]
+
+
+@dataclass(frozen=True)
+class CameraResolution:
+    """One visual observation of a brain: ``width`` x ``height`` pixels; ``gray_scale`` is
+    Unity's "Black And White" flag (the image is still sent with 3 colour channels)."""
+
+    width: int
+    height: int
+    gray_scale: bool = False
+
+
+@dataclass(frozen=True)
+class BrainSpec:
+    """What a brain asset declares; sent to Python as ``BrainParametersProto``."""
+
+    name: str
+    vector_observation_size: int
+    vector_action_space_type: SpaceType
+    vector_action_size: tuple[int, ...]
+    num_stacked_vector_observations: int = 1
+    camera_resolutions: tuple[CameraResolution, ...] = ()
+    vector_action_descriptions: tuple[str, ...] = ()
+    # "Control" ticked in the Broadcast Hub: the brain is trained from Python.
+    is_training: bool = True
+
+    @property
+    def action_length(self) -> int:
+        """Floats per agent in an action: one per branch (discrete) or the vector size (continuous)."""
+        if self.vector_action_space_type == "discrete":
+            return len(self.vector_action_size)
+        return int(self.vector_action_size[0])
+
+    @property
+    def mask_length(self) -> int:
+        """Booleans per agent in an action mask (all branches concatenated; discrete only)."""
+        return int(sum(self.vector_action_size)) if self.vector_action_space_type == "discrete" else 0
+
+
+@dataclass(frozen=True)
+class AgentGroup:
+    """``count`` agents that share agent parameters and their initial brain.
+
+    ``max_step``: agent maxStep in physics steps (0 = unlimited).
+    ``decision_interval``: numberOfActionsBetweenDecisions (N >= 1).
+    ``on_demand``: onDemandDecision; such agents act only in steps where they
+    called ``academy.request_decision`` (usually from ``pre_step``).
+    """
+
+    brain: str
+    count: int
+    max_step: int = 0
+    decision_interval: int = 1
+    on_demand: bool = False
+
+
+@dataclass(frozen=True)
+class EngineConfiguration:
+    """Academy engine configuration (cosmetic here: the physics step never changes)."""
+
+    width: int = 80
+    height: int = 80
+    quality_level: int = 1
+    time_scale: float = 100.0
+    target_frame_rate: int = -1
+
+
+@dataclass
+class SceneSpec:
+    """Static description of a scene, read once by the Academy."""
+
+    academy_name: str
+    brains: list[BrainSpec]
+    agents: list[AgentGroup]
+    reset_parameters: dict[str, float] = field(default_factory=dict)
+    academy_max_steps: int = 0
+    training_configuration: EngineConfiguration = field(default_factory=EngineConfiguration)
+    inference_configuration: EngineConfiguration = field(
+        default_factory=lambda: EngineConfiguration(1280, 720, 5, 1.0, 60)
+    )
+
+
+class Scene(ABC):
+    """Base class of every example environment. Subclasses implement the hooks below.
+
+    Hook order inside one academy step (spec section 1.2), all vectorized:
+    ``pre_step`` (the agents' own FixedUpdate: on-demand agents request decisions
+    here) -> [Python reset: ``academy_reset`` then ``agent_reset(all)``] ->
+    ``agent_reset(done agents that reset now)`` -> ``collect_observations`` /
+    ``render`` for deciding agents -> exchange with Python -> ``academy_step`` ->
+    ``agent_action(acting agents)`` -> ``physics_step`` (world integration and the
+    collision/trigger callbacks, which may add rewards and call done).
+    """
+
+    #: set by the Academy before ``initialize`` is called
+    academy: "Academy"
+
+    @classmethod
+    @abstractmethod
+    def spec(cls) -> SceneSpec:
+        """The academy name, brains, agents, reset-parameter defaults and configurations."""
+
+    def initialize(self) -> None:
+        """Build the world (InitializeAcademy + every agent's InitializeAgent). The Academy's
+        RNG is already seeded; reset parameters hold their defaults."""
+
+    def academy_reset(self) -> None:
+        """AcademyReset: called on a Python reset (and when the academy hits its max steps)."""
+
+    @abstractmethod
+    def agent_reset(self, agents: np.ndarray) -> None:
+        """AgentReset for the given agents (start a new episode for each)."""
+
+    @abstractmethod
+    def collect_observations(self, agents: np.ndarray) -> np.ndarray:
+        """CollectObservations: float32 array ``(len(agents), vector_observation_size)`` of
+        the current frame (the Academy stacks frames). Agents of several brains may be asked
+        at once only if their brains have the same observation size; the Academy groups calls
+        by brain, so ``agents`` always share one brain. A discrete brain may call
+        ``academy.set_action_mask`` here."""
+
+    def render(self, agents: np.ndarray, camera: int) -> np.ndarray:
+        """Visual observation ``camera`` of the given agents: uint8 ``(len(agents), H, W, 3)``,
+        row 0 = top of the picture. Only called for brains that declare cameras."""
+        raise NotImplementedError(f"{type(self).__name__} declares cameras but does not render them")
+
+    def pre_step(self) -> None:
+        """Start of every academy step (the agents' own FixedUpdate)."""
+
+    def academy_step(self) -> None:
+        """AcademyStep, after the actions arrived and before agents act."""
+
+    @abstractmethod
+    def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
+        """AgentAction: ``actions`` is float32 ``(len(agents), action_length)`` (discrete
+        branches as floats holding integers; continuous values as sent, unclipped).
+        Called with the agents of one brain at a time."""
+
+    def physics_step(self) -> None:
+        """Advance the world by one fixed step of 0.02 s after all agents acted, then run
+        the collision/trigger callbacks (rewards and done set here belong to this step)."""

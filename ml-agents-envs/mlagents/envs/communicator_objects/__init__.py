@@ -1,0 +1,23 @@
+"""Generated protobuf messages of the Unity ML-Agents wire protocol (package communicator_objects)."""
+from .agent_action_proto_pb2 import *  # noqa: F401,F403
+from .agent_info_proto_pb2 import *  # noqa: F401,F403
+from .brain_parameters_proto_pb2 import *  # noqa: F401,F403
+from .command_proto_pb2 import *  # noqa: F401,F403
+from .custom_action_pb2 import *  # noqa: F401,F403
+from .custom_observation_pb2 import *  # noqa: F401,F403
+from .custom_reset_parameters_pb2 import *  # noqa: F401,F403
+from .demonstration_meta_proto_pb2 import *  # noqa: F401,F403
+from .engine_configuration_proto_pb2 import *  # noqa: F401,F403
+from .environment_parameters_proto_pb2 import *  # noqa: F401,F403
+from .header_pb2 import *  # noqa: F401,F403
+from .resolution_proto_pb2 import *  # noqa: F401,F403
+from .space_type_proto_pb2 import *  # noqa: F401,F403
+from .unity_input_pb2 import *  # noqa: F401,F403
+from .unity_message_pb2 import *  # noqa: F401,F403
+from .unity_output_pb2 import *  # noqa: F401,F403
+from .unity_rl_initialization_input_pb2 import *  # noqa: F401,F403
+from .unity_rl_initialization_output_pb2 import *  # noqa: F401,F403
+from .unity_rl_input_pb2 import *  # noqa: F401,F403
+from .unity_rl_output_pb2 import *  # noqa: F401,F403
+from .unity_to_external_pb2 import *  # noqa: F401,F403
+from .unity_to_external_pb2_grpc import *  # noqa: F401,F403

@@ -1,0 +1,22 @@
+from setuptools import find_namespace_packages, setup
+
+setup(
+    name="mlagents",
+    version="0.9.3",
+    description="Unity Machine Learning Agents: trainers and the mlagents-learn command",
+    url="https://github.com/Unity-Technologies/ml-agents",
+    license="Apache License 2.0",
+    packages=find_namespace_packages(include=["mlagents.*"], exclude=["*.tests", "*.tests.*"]),
+    zip_safe=False,
+    python_requires=">=3.11",
+    install_requires=[
+        "mlagents_envs==0.9.3",
+        "tensorflow>=2.16,<3",
+        "tensorboard>=2.16",
+        "numpy>=1.24",
+        "pyyaml>=6",
+        "docopt-ng>=0.9",
+        "cloudpickle>=2",
+    ],
+    entry_points={"console_scripts": ["mlagents-learn=mlagents.trainers.learn:main"]},
+)
