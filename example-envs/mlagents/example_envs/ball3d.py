@@ -1,0 +1,157 @@
+"""3DBall and 3DBallHard (example-environments spec sections 3.2 and 3.3).
+
+Twelve agents, each a platform that tilts about its x and z axes to keep a ball on
+top. The scene logic (action rule, reward, reset randomisation, reset parameters)
+is vectorized over agents; the dynamics run in :class:`BallPlatformWorld` (MuJoCo).
+
+Observations (Unity frame, float32, no normalisation):
+  3DBall (8):     platform quaternion z, x; ball - platform position (3); ball velocity (3)
+  3DBallHard (5): platform quaternion z, x; ball - platform position (3); stacked 9 times
+Actions: continuous (2,), each clipped to [-1, 1]: 2 degrees per unit about local z, then local x.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .ball3d_physics import BallPlatformWorld, rotate_local
+from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
+
+NUM_AGENTS = 12
+MAX_STEP = 5000
+DECISION_INTERVAL = 5
+DEGREES_PER_ACTION = 2.0
+# Rotation stops growing once the quaternion component reaches this (about 28.96 degrees).
+ROTATION_LIMIT = 0.25
+# Fall conditions, ball relative to platform centre: below -2 in y, beyond 3 in x or z.
+FALL_DEPTH = -2.0
+FALL_HALF_WIDTH = 3.0
+BALANCED_REWARD = 0.1
+FALL_REWARD = -1.0
+RESET_TILT_DEG = 10.0
+RESET_BALL_HALF_SPREAD = 1.5
+RESET_BALL_HEIGHT = 4.0
+RESET_PARAMETERS = {"mass": 1.0, "gravity": 9.81, "scale": 1.0}
+
+
+class Ball3D(Scene):
+    """3DBall: brain ``3DBallLearning``, 12 agents, 8 observations incl. the ball velocity."""
+
+    academy_name = "Ball3DAcademy"
+    brain_name = "3DBallLearning"
+    observation_size = 8
+    stacked_observations = 1
+    training_configuration = EngineConfiguration(600, 300, 0, 20.0, 60)
+    inference_configuration = EngineConfiguration(1280, 720, 0, 1.0, -1)
+    # Ball3DAgent re-reads mass and scale at every agent reset; Ball3DHardAgent only at start-up.
+    reads_ball_parameters_on_reset = True
+
+    world: BallPlatformWorld
+
+    @classmethod
+    def spec(cls) -> SceneSpec:
+        return SceneSpec(
+            academy_name=cls.academy_name,
+            brains=[
+                BrainSpec(
+                    name=cls.brain_name,
+                    vector_observation_size=cls.observation_size,
+                    vector_action_space_type="continuous",
+                    vector_action_size=(2,),
+                    num_stacked_vector_observations=cls.stacked_observations,
+                )
+            ],
+            agents=[
+                AgentGroup(
+                    brain=cls.brain_name, count=NUM_AGENTS, max_step=MAX_STEP, decision_interval=DECISION_INTERVAL
+                )
+            ],
+            reset_parameters=dict(RESET_PARAMETERS),
+            training_configuration=cls.training_configuration,
+            inference_configuration=cls.inference_configuration,
+        )
+
+    def initialize(self) -> None:
+        self.world = BallPlatformWorld(NUM_AGENTS)
+        self._apply_ball_parameters(np.arange(NUM_AGENTS))
+
+    def _apply_ball_parameters(self, agents: np.ndarray) -> None:
+        params = self.academy.reset_parameters
+        self.world.set_ball_properties(agents, float(params["mass"]), float(params["scale"]))
+
+    def academy_reset(self) -> None:
+        # Ball3DAcademy.AcademyReset: the only place gravity is read.
+        self.world.set_gravity(float(self.academy.reset_parameters["gravity"]))
+
+    def agent_reset(self, agents: np.ndarray) -> None:
+        if agents.size == 0:
+            return
+        # Per agent, in the order AgentReset draws them: tilt x, tilt z, ball x, ball z.
+        draws = self.academy.rng.uniform(-1.0, 1.0, size=(agents.size, 4))
+        rotations = np.tile([0.0, 0.0, 0.0, 1.0], (agents.size, 1))
+        rotations = rotate_local(rotations, 0, RESET_TILT_DEG * draws[:, 0])
+        rotations = rotate_local(rotations, 2, RESET_TILT_DEG * draws[:, 1])
+        self.world.set_platform_rotations(agents, rotations)
+        offsets = np.stack(
+            [
+                RESET_BALL_HALF_SPREAD * draws[:, 2],
+                np.full(agents.size, RESET_BALL_HEIGHT),
+                RESET_BALL_HALF_SPREAD * draws[:, 3],
+            ],
+            axis=1,
+        )
+        self.world.place_balls(agents, self.world.platform_positions[agents] + offsets)
+        if self.reads_ball_parameters_on_reset:
+            self._apply_ball_parameters(agents)
+
+    def collect_observations(self, agents: np.ndarray) -> np.ndarray:
+        obs = np.empty((agents.size, self.observation_size), dtype=np.float32)
+        rotations = self.world.platform_rotations[agents]
+        obs[:, 0] = rotations[:, 2]
+        obs[:, 1] = rotations[:, 0]
+        obs[:, 2:5] = self.world.ball_positions[agents] - self.world.platform_positions[agents]
+        if self.observation_size == 8:
+            obs[:, 5:8] = self.world.ball_velocities[agents]
+        return obs
+
+    def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
+        if agents.size == 0:
+            return
+        delta = DEGREES_PER_ACTION * np.clip(actions[:, :2].astype(np.float64), -1.0, 1.0)
+        rotations = self.world.platform_rotations[agents]
+        # z first, then x; each only while its quaternion component is inside the limit
+        # in the direction of the turn (the x test sees the rotation after the z turn).
+        for axis, column in ((2, 0), (0, 1)):
+            component = rotations[:, axis]
+            turn = delta[:, column]
+            allowed = ((component < ROTATION_LIMIT) & (turn > 0.0)) | ((component > -ROTATION_LIMIT) & (turn < 0.0))
+            rotations = rotate_local(rotations, axis, np.where(allowed, turn, 0.0))
+        self.world.set_platform_rotations(agents, rotations)
+
+        # Ball3DAgent checks the fall in AgentAction, i.e. on the positions of the last physics step.
+        relative = self.world.ball_positions[agents] - self.world.platform_positions[agents]
+        fallen = (
+            (relative[:, 1] < FALL_DEPTH)
+            | (np.abs(relative[:, 0]) > FALL_HALF_WIDTH)
+            | (np.abs(relative[:, 2]) > FALL_HALF_WIDTH)
+        )
+        if fallen.any():
+            self.academy.done(agents[fallen])
+            self.academy.set_reward(agents[fallen], FALL_REWARD)
+        if not fallen.all():
+            self.academy.set_reward(agents[~fallen], BALANCED_REWARD)
+
+    def physics_step(self) -> None:
+        self.world.step()
+
+
+class Ball3DHard(Ball3D):
+    """3DBallHard: brain ``3DBallHardLearning``, 5 observations (no velocity) stacked 9 times;
+    ``mass``/``scale`` are applied only at start-up (spec section 3.3 quirk)."""
+
+    academy_name = "Ball3DHardAcademy"
+    brain_name = "3DBallHardLearning"
+    observation_size = 5
+    stacked_observations = 9
+    training_configuration = EngineConfiguration(300, 200, 0, 20.0, 60)
+    inference_configuration = EngineConfiguration(1280, 720, 5, 1.0, 60)
+    reads_ball_parameters_on_reset = False

@@ -1,0 +1,336 @@
+"""GridWorld: grid rules, masks, the camera image, scripted control and the real wire."""
+from __future__ import annotations
+
+import socket
+from collections import deque
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mlagents.example_envs.gridworld import (
+    AGENT_COLOUR,
+    GOAL_COLOUR,
+    PIT_COLOUR,
+    GridRenderer,
+    GridWorld,
+)
+from mlagents.example_envs.sdk.local import LocalEnvironment
+
+BUILDS = Path(__file__).resolve().parents[3] / "builds"
+BRAIN = "GridWorldLearning"
+NOOP, UP, DOWN, LEFT, RIGHT = range(5)
+MOVES = {UP: (0, 1), DOWN: (0, -1), LEFT: (-1, 0), RIGHT: (1, 0)}
+
+
+def free_port_range(count: int) -> int:
+    """A base port such that ``count`` consecutive loopback ports are free right now."""
+    for _ in range(50):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            base = probe.getsockname()[1]
+        if base + count > 65535:
+            continue
+        try:
+            for offset in range(1, count):
+                with socket.socket() as probe:
+                    probe.bind(("127.0.0.1", base + offset))
+            return base
+        except OSError:
+            continue
+    raise RuntimeError("no free port range found")
+
+
+def act(action: int) -> dict[str, np.ndarray]:
+    return {BRAIN: np.array([[action]], dtype=np.float32)}
+
+
+def set_board(env: LocalEnvironment, agent, goals=(), pits=()) -> None:  # type: ignore[no-untyped-def]
+    """Put the pieces where a test wants them (the board is random otherwise)."""
+    scene: GridWorld = env.academy.scene
+    scene.agent_cell = np.array(agent, dtype=np.int64)
+    scene.goal_cells = np.array(goals, dtype=np.int64).reshape(-1, 2)
+    scene.pit_cells = np.array(pits, dtype=np.int64).reshape(-1, 2)
+
+
+# ---------------------------------------------------------------- reading the picture
+def cells_of_colour(image: np.ndarray, colour: np.ndarray, grid_size: int = 5) -> set[tuple[int, int]]:
+    """Cells (x, z) whose pixels show ``colour`` (image right = +x, top row = largest z)."""
+    rows, cols = np.nonzero(np.all(image == colour, axis=-1))
+    cell = image.shape[0] / grid_size
+    return {(int((c + 0.5) // cell), grid_size - 1 - int((r + 0.5) // cell)) for r, c in zip(rows, cols)}
+
+
+def read_board(image: np.ndarray) -> tuple[tuple[int, int], set, set]:
+    agents = cells_of_colour(image, AGENT_COLOUR)
+    assert len(agents) == 1, f"the agent must be drawn in exactly one cell, found {agents}"
+    return agents.pop(), cells_of_colour(image, GOAL_COLOUR), cells_of_colour(image, PIT_COLOUR)
+
+
+def shortest_path_action(image: np.ndarray, grid_size: int = 5) -> int:
+    """First move of a shortest path to a goal that avoids pits (breadth-first search on the picture)."""
+    start, goals, pits = read_board(image)
+    parents: dict[tuple[int, int], tuple[tuple[int, int], int] | None] = {start: None}
+    queue = deque([start])
+    while queue:
+        cell = queue.popleft()
+        if cell in goals:
+            action = NOOP
+            while parents[cell] is not None:
+                cell, action = parents[cell]  # type: ignore[misc]
+            return action
+        for action, (dx, dz) in MOVES.items():
+            nxt = (cell[0] + dx, cell[1] + dz)
+            if 0 <= nxt[0] < grid_size and 0 <= nxt[1] < grid_size and nxt not in pits and nxt not in parents:
+                parents[nxt] = (cell, action)
+                queue.append(nxt)
+    return NOOP
+
+
+# ---------------------------------------------------------------- brain and image
+def test_brain_parameters_agents_and_reset_parameter_defaults() -> None:
+    env = LocalEnvironment("GridWorld", seed=0)
+    brain = env.brains[BRAIN]
+    assert brain.vector_action_space_type == "discrete" and brain.vector_action_size == (5,)
+    assert brain.vector_observation_size == 0 and brain.num_stacked_vector_observations == 1
+    assert [(c.width, c.height, c.gray_scale) for c in brain.camera_resolutions] == [(84, 84, False)]
+    assert env.academy_name == "GridAcademy"
+    assert env.reset_parameters == {"gridSize": 5.0, "numObstacles": 1.0, "numGoals": 1.0}
+    batch = env.reset()[BRAIN]
+    assert batch.vector_observations.shape == (1, 0)
+    assert len(batch.visual_observations) == 1
+    assert batch.visual_observations[0].shape == (1, 84, 84, 3) and batch.visual_observations[0].dtype == np.uint8
+    assert batch.action_masks is not None and batch.action_masks.shape == (1, 5)
+
+
+def test_picture_shows_ring_plus_and_cross_in_the_right_cells() -> None:
+    image = GridRenderer(5).draw(np.array([0, 4]), np.array([[2, 2]]), np.array([[4, 0]]))
+    cell = 84 / 5
+    # Agent (0, 4) = top-left cell: a hollow square with bars 0.2 cell wide along the border.
+    np.testing.assert_array_equal(image[1, 1], AGENT_COLOUR)
+    np.testing.assert_array_equal(image[int(cell / 2), 1], AGENT_COLOUR)
+    np.testing.assert_array_equal(image[int(cell / 2), int(cell / 2)], 0)  # hollow
+    # Goal (2, 2) = centre cell: a plus (centre and arm ends green, cell corners black).
+    centre = int(2.5 * cell)
+    np.testing.assert_array_equal(image[centre, centre], GOAL_COLOUR)
+    np.testing.assert_array_equal(image[centre, int(2 * cell + 1)], GOAL_COLOUR)
+    np.testing.assert_array_equal(image[int(2 * cell + 1), centre], GOAL_COLOUR)
+    np.testing.assert_array_equal(image[int(2 * cell + 1), int(2 * cell + 1)], 0)
+    # Pit (4, 0) = bottom-right cell: an X (centre and diagonals red, arm positions of a plus black).
+    pit = int(4.5 * cell)
+    np.testing.assert_array_equal(image[pit, pit], PIT_COLOUR)
+    np.testing.assert_array_equal(image[pit - 5, pit - 5], PIT_COLOUR)
+    np.testing.assert_array_equal(image[pit + 5, pit - 5], PIT_COLOUR)
+    np.testing.assert_array_equal(image[pit, pit - 7], 0)
+    # Nothing else is drawn; shape areas are as designed (in pixels of 16.8 x 16.8 per cell).
+    colours = {tuple(c) for c in image.reshape(-1, 3)}
+    assert colours == {(0, 0, 0), tuple(AGENT_COLOUR), tuple(GOAL_COLOUR), tuple(PIT_COLOUR)}
+    ring_area = (1.0 - 0.6**2) * cell**2
+    plus_area = (2 * 0.2 - 0.04) * cell**2
+    assert np.all(image == AGENT_COLOUR, axis=-1).sum() == pytest.approx(ring_area, rel=0.1)
+    assert np.all(image == GOAL_COLOUR, axis=-1).sum() == pytest.approx(plus_area, rel=0.15)
+    assert np.all(image == PIT_COLOUR, axis=-1).sum() == pytest.approx(plus_area, rel=0.15)
+
+
+def test_picture_matches_the_board_after_every_reset() -> None:
+    env = LocalEnvironment("GridWorld", seed=4)
+    env.reset({"numObstacles": 2, "numGoals": 2})
+    scene: GridWorld = env.academy.scene
+    for _ in range(20):
+        batch = env.reset()[BRAIN]
+        agent, goals, pits = read_board(batch.visual_observations[0][0])
+        assert agent == tuple(scene.agent_cell)
+        assert goals == {tuple(c) for c in scene.goal_cells} and len(goals) == 2
+        assert pits == {tuple(c) for c in scene.pit_cells} and len(pits) == 2
+        assert len({agent} | goals | pits) == 5  # all on distinct cells
+
+
+# ---------------------------------------------------------------- rules
+@pytest.mark.parametrize(
+    "cell, masked",
+    [((0, 0), {LEFT, DOWN}), ((4, 4), {RIGHT, UP}), ((0, 4), {LEFT, UP}), ((4, 2), {RIGHT}), ((2, 2), set())],
+)
+def test_action_mask_forbids_moves_into_the_border_walls(cell, masked) -> None:  # type: ignore[no-untyped-def]
+    env = LocalEnvironment("GridWorld", seed=0)
+    env.reset()
+    set_board(env, cell, goals=[(cell[0], (cell[1] + 2) % 5)], pits=[])
+    batch = env.step(act(NOOP))[BRAIN]
+    assert not batch.local_done[0]
+    assert set(np.flatnonzero(batch.action_masks[0]).tolist()) == masked
+
+
+def test_step_penalty_goal_pit_and_walls() -> None:
+    env = LocalEnvironment("GridWorld", seed=0)
+    env.reset()
+    set_board(env, (0, 0), goals=[(2, 0)], pits=[(0, 1)])
+    batch = env.step(act(RIGHT))[BRAIN]
+    assert batch.rewards[0] == pytest.approx(-0.01) and not batch.local_done[0]
+    assert tuple(env.academy.scene.agent_cell) == (1, 0)
+    batch = env.step(act(DOWN))[BRAIN]  # into the wall (masked, but sent anyway): stays
+    assert batch.rewards[0] == pytest.approx(-0.01)
+    assert tuple(env.academy.scene.agent_cell) == (1, 0)
+    batch = env.step(act(RIGHT))[BRAIN]  # onto the goal: SetReward(+1) replaces the step penalty
+    assert batch.rewards[0] == 1.0 and batch.local_done[0] and not batch.max_reached[0]
+    # On-demand agents reset at once: the done info already shows the next board.
+    agent, goals, pits = read_board(batch.visual_observations[0][0])
+    assert agent == tuple(env.academy.scene.agent_cell)
+
+    set_board(env, (3, 3), goals=[(0, 0)], pits=[(3, 2)])
+    batch = env.step(act(DOWN))[BRAIN]
+    assert batch.rewards[0] == -1.0 and batch.local_done[0]
+
+
+def test_episode_times_out_after_one_hundred_and_one_actions() -> None:
+    env = LocalEnvironment("GridWorld", seed=0)
+    env.reset()
+    set_board(env, (0, 0), goals=[(4, 4)], pits=[(2, 2)])
+    total = 0.0
+    for action_count in range(1, 200):
+        batch = env.step(act(NOOP))[BRAIN]
+        total += float(batch.rewards[0])
+        if batch.local_done[0]:
+            break
+    assert action_count == 101 and batch.max_reached[0]
+    assert total == pytest.approx(-1.01, abs=1e-4)
+
+
+def test_shortest_path_from_the_picture_reaches_the_benchmark() -> None:
+    env = LocalEnvironment("GridWorld", seed=7)
+    batch = env.reset()[BRAIN]
+    returns, running = [], 0.0
+    while len(returns) < 40:
+        batch = env.step(act(shortest_path_action(batch.visual_observations[0][0])))[BRAIN]
+        running += float(batch.rewards[0])
+        if batch.local_done[0]:
+            returns.append(running)
+            running = 0.0
+    # Optimal return 1 - 0.01 (d - 1) for a path of d moves; benchmark 0.8, 80% of it is 0.64.
+    assert np.mean(returns) >= 0.64
+    assert min(returns) >= 1 - 0.01 * 7  # at most 8 moves on a 5x5 board with one pit
+
+
+def test_random_policy_stays_far_below_the_benchmark() -> None:
+    env = LocalEnvironment("GridWorld", seed=7)
+    rng = np.random.default_rng(0)
+    batch = env.reset()[BRAIN]
+    returns, running = [], 0.0
+    while len(returns) < 60:
+        allowed = np.flatnonzero(~batch.action_masks[0])
+        batch = env.step(act(int(rng.choice(allowed))))[BRAIN]
+        running += float(batch.rewards[0])
+        if batch.local_done[0]:
+            returns.append(running)
+            running = 0.0
+    assert np.mean(returns) < 0.2
+
+
+def test_counts_are_read_at_every_reset_but_the_grid_size_only_at_start_up() -> None:
+    env = LocalEnvironment("GridWorld", seed=0)
+    env.reset({"gridSize": 9, "numObstacles": 4, "numGoals": 3})
+    scene: GridWorld = env.academy.scene
+    assert scene.grid_size == 5 and scene.renderer.grid_size == 5
+    assert len(scene.pit_cells) == 4 and len(scene.goal_cells) == 3
+    for _ in range(10):
+        env.reset()
+        cells = np.concatenate([scene.pit_cells, scene.goal_cells, scene.agent_cell[None]])
+        assert cells.min() >= 0 and cells.max() <= 4
+    with pytest.raises(ValueError, match="numObstacles \\+ numGoals <= 24"):
+        env.reset({"numObstacles": 20, "numGoals": 5})
+
+
+def test_inference_mode_decides_every_0_15_seconds() -> None:
+    env = LocalEnvironment("GridWorld", seed=0, train_mode=False)
+    env.reset()
+    start = env.academy.total_step_count
+    env.step(act(NOOP))
+    env.step(act(NOOP))
+    # Each decision waits until 0.15 s have passed in 0.02 s steps: 8 waiting steps + 1.
+    assert env.academy.total_step_count - start == 18
+    training = LocalEnvironment("GridWorld", seed=0)
+    training.reset()
+    start = training.academy.total_step_count
+    training.step(act(NOOP))
+    assert training.academy.total_step_count - start == 1
+
+
+def test_same_seed_same_boards_other_seed_other_boards() -> None:
+    def boards(seed: int) -> np.ndarray:
+        env = LocalEnvironment("GridWorld", seed=seed)
+        rng = np.random.default_rng(1)
+        images = [env.reset()[BRAIN].visual_observations[0]]
+        for _ in range(80):
+            images.append(env.step(act(int(rng.integers(0, 5))))[BRAIN].visual_observations[0])
+        return np.concatenate(images)
+
+    first = boards(0)
+    np.testing.assert_array_equal(first, boards(0))
+    assert not np.array_equal(first, boards(1))
+
+
+# ---------------------------------------------------------------- over the wire
+def test_build_over_grpc_sends_the_picture_as_png_and_the_masks() -> None:
+    from mlagents.envs.environment import UnityEnvironment
+
+    env = UnityEnvironment(str(BUILDS / "GridWorld.x86_64"), base_port=free_port_range(1), seed=5, no_graphics=True)
+    try:
+        assert env.academy_name == "GridAcademy"
+        params = env.brains[BRAIN]
+        assert params.vector_action_space_type == "discrete" and params.vector_action_space_size == [5]
+        assert params.camera_resolutions == [{"width": 84, "height": 84, "blackAndWhite": False}]
+        local = LocalEnvironment("GridWorld", seed=5)
+        info = env.reset(train_mode=True)[BRAIN]
+        expected = local.reset()[BRAIN]
+        for _ in range(4):
+            image = info.visual_observations[0][0]
+            assert image.shape == (84, 84, 3)
+            # PNG is lossless: the picture arrives exactly (as floats in [0, 1]).
+            np.testing.assert_allclose(image * 255.0, expected.visual_observations[0][0], atol=1e-3)
+            np.testing.assert_array_equal(info.action_masks[0], ~expected.action_masks[0])  # 1 = allowed
+            action = shortest_path_action(expected.visual_observations[0][0])
+            info = env.step({BRAIN: [[action]]})[BRAIN]
+            expected = local.step(act(action))[BRAIN]
+            assert info.rewards[0] == pytest.approx(float(expected.rewards[0]))
+    finally:
+        env.close()
+
+
+class _ShortestPathPolicy:
+    def get_action(self, brain_info):  # type: ignore[no-untyped-def]
+        from mlagents.envs.action_info import ActionInfo
+
+        if len(brain_info.agents) == 0:
+            return ActionInfo([], [], [], None, None)
+        images = brain_info.visual_observations[0]
+        actions = [[shortest_path_action(np.round(image * 255).astype(np.uint8))] for image in images]
+        return ActionInfo(np.array(actions, dtype=np.float32), None, None, None, None)
+
+
+def _make_env(build: str, base_port: int, worker_id: int):  # type: ignore[no-untyped-def]
+    from mlagents.envs.environment import UnityEnvironment
+
+    return UnityEnvironment(build, worker_id=worker_id, base_port=base_port, seed=worker_id, no_graphics=True)
+
+
+def test_two_workers_through_subprocess_env_manager() -> None:
+    from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
+
+    factory = partial(_make_env, str(BUILDS / "GridWorld.x86_64"), free_port_range(2))
+    manager = SubprocessEnvManager(factory, n_env=2)
+    try:
+        manager.set_policy(BRAIN, _ShortestPathPolicy())
+        manager.reset(train_mode=True)
+        returns, running = [], {0: 0.0, 1: 0.0}
+        for _ in range(200):
+            for step in manager.step():
+                info = step.current_all_brain_info[BRAIN]
+                worker = int(info.agents[0].split("-")[0].lstrip("$"))
+                running[worker] += info.rewards[0]
+                if info.local_done[0]:
+                    returns.append(running[worker])
+                    running[worker] = 0.0
+            if len(returns) >= 6:
+                break
+        assert len(returns) >= 6 and min(returns) >= 0.9
+    finally:
+        manager.close()
