@@ -18,6 +18,29 @@ A scene calls back into the Academy through ``self.academy`` (set before
 ``initialize``): ``add_reward``, ``set_reward``, ``done``,
 ``request_decision``, ``set_action_mask``, ``set_brain``, ``reset_parameters``,
 ``rng``, ``is_training``, ``step_count``.
+
+The Academy API in detail (``agents`` = int64 indices, or a bool mask over all agents):
+
+* ``add_reward(agents, r)`` / ``set_reward(agents, r)``: AddReward / SetReward; ``r`` is a
+  scalar or one float per agent. Rewards are float32 and reported at the agent's next decision.
+* ``done(agents)``: end the agents' episodes (reset at their next decision; on-demand agents
+  reset at the next academy step).
+* ``request_decision(agents)``: RequestDecision (on-demand agents, usually from ``pre_step``);
+  ``request_action(agents)``: act with the stored action without deciding.
+* ``set_action_mask(agents, mask, branch=None)``: bool, True = forbidden; ``(mask_length,)`` or
+  ``(len(agents), mask_length)`` over all branches, or over one branch's actions with
+  ``branch``; calls accumulate; call it from ``collect_observations``.
+* ``set_brain(agents, name)``: GiveBrain (also zero-fills the agents' observation stacks).
+* ``brain_of(agents) -> list[str]``, ``agents_of_brain(name) -> int64 indices``.
+* ``reset_parameters``: dict name -> float (defaults from ``SceneSpec.reset_parameters``;
+  a Python reset overwrites the keys it sends, then resets the academy and every agent).
+* ``rng``: ``numpy.random.Generator`` seeded from the seed Python sent at initialization
+  (the scene is created after it): draw everything random from it.
+* ``is_training`` (bool), ``step_count`` (academy steps since the academy reset),
+  ``total_step_count``, ``episode_count`` (academy resets so far), ``num_agents``,
+  ``agent_step_counts`` (int64 ``(num_agents,)``, physics steps since each agent's reset,
+  read-only for scenes), ``engine_configuration``, ``FIXED_DELTA_TIME`` (0.02 s),
+  ``seed``, ``ids`` (the int agent ids sent to Python).
 """
 from __future__ import annotations
 

@@ -1,0 +1,136 @@
+"""The gRPC client: what a Unity build's communicator does (protocol spec section 2.3).
+
+Python is the server. The build connects to ``127.0.0.1:<port>`` (insecure), sends its
+initialization output (call #1), receives the seed, makes the empty call #2 whose reply is the
+first reset input, and then makes one call per exchange point. A reply with a status other
+than 200, an RPC error or a QUIT command end the build cleanly (exit status 0).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from dataclasses import dataclass
+
+import grpc
+from mlagents.envs.communicator_objects import Header, UnityMessage, UnityToExternalStub
+
+from .academy import Academy
+from .scene import Scene
+from .wire import API_VERSION, STATUS_OK, initialization_message, input_from_message, output_message
+
+logger = logging.getLogger("mlagents.example_envs")
+
+#: How long a build keeps trying to reach Python before giving up (seconds).
+CONNECT_TIMEOUT = 60.0
+
+# Reconnect quickly while Python is not up yet (gRPC's default backoff grows to minutes).
+_CHANNEL_OPTIONS = [
+    ("grpc.initial_reconnect_backoff_ms", 200),
+    ("grpc.min_reconnect_backoff_ms", 200),
+    ("grpc.max_reconnect_backoff_ms", 1000),
+    ("grpc.max_receive_message_length", -1),
+    ("grpc.max_send_message_length", -1),
+]
+
+
+@dataclass
+class ClientOptions:
+    """Command-line options of a build (see ``cli.py``)."""
+
+    port: int = 5005
+    host: str = "127.0.0.1"
+    api_version: str = API_VERSION
+    frame_time_ms: float = 0.0
+    fault_exit_after: int | None = None
+    fault_hang_after: int | None = None
+    fault_never_connect: bool = False
+    connect_timeout: float = CONNECT_TIMEOUT
+
+
+def _sleep_forever() -> None:
+    while True:
+        time.sleep(3600)
+
+
+class _Faults:
+    """The test hooks --fault-exit-after / --fault-hang-after, checked after each answered exchange."""
+
+    def __init__(self, options: ClientOptions) -> None:
+        self.exit_after = options.fault_exit_after
+        self.hang_after = options.fault_hang_after
+
+    def check(self, exchanges: int) -> None:
+        if self.exit_after is not None and exchanges >= self.exit_after:
+            sys.stderr.write("simulated crash\n")
+            sys.stderr.flush()
+            os._exit(3)  # no goodbye, no cleanup: like a crashing player
+        if self.hang_after is not None and exchanges >= self.hang_after:
+            logger.info("Simulated hang: no more answers.")
+            _sleep_forever()
+
+
+def run_client(scene: type[Scene], options: ClientOptions) -> int:
+    """Connect to Python, run the scene until told to stop; returns the process exit status.
+
+    0: Python closed the connection, sent QUIT or went away; 1: Python could not be reached
+    within ``options.connect_timeout`` seconds.
+    """
+    if options.fault_never_connect:
+        logger.info("Simulated build that never connects.")
+        _sleep_forever()
+    name = scene.__name__
+    spec = scene.spec()
+    target = f"{options.host}:{options.port}"
+    with grpc.insecure_channel(target, options=_CHANNEL_OPTIONS) as channel:
+        ready = grpc.channel_ready_future(channel)
+        try:
+            try:
+                ready.result(timeout=min(1.0, options.connect_timeout))
+            except grpc.FutureTimeoutError:
+                logger.info("%s: waiting for Python on %s ...", name, target)
+                ready.result(timeout=max(0.0, options.connect_timeout - 1.0))
+        except grpc.FutureTimeoutError:
+            logger.error(
+                "%s: could not connect to Python on %s within %.0f s. Start the Python side first "
+                "(e.g. UnityEnvironment(file_name=None) or mlagents-learn without --env) and use the same port.",
+                name,
+                target,
+                options.connect_timeout,
+            )
+            return 1
+        stub = UnityToExternalStub(channel)
+        try:
+            return _exchange_loop(scene, spec, stub, options)
+        except grpc.RpcError as error:
+            logger.info("%s: the connection to Python ended (%s); quitting.", name, error.code().name)
+            return 0
+
+
+def _exchange_loop(scene: type[Scene], spec, stub: UnityToExternalStub, options: ClientOptions) -> int:
+    name = scene.__name__
+    reply = stub.Exchange(initialization_message(spec, options.api_version))
+    if reply.header.status != STATUS_OK:
+        logger.info("%s: Python refused the initialization (status %d); quitting.", name, reply.header.status)
+        return 0
+    seed = reply.unity_input.rl_initialization_input.seed
+    logger.info("%s: connected to Python on %s:%d (seed %d).", name, options.host, options.port, seed)
+    academy = Academy(scene, seed=seed, frame_time=options.frame_time_ms / 1000.0)
+    brains = academy.brains
+    reply = stub.Exchange(UnityMessage(header=Header(status=STATUS_OK)))
+    faults = _Faults(options)
+    exchanges = 0
+    faults.check(exchanges)
+    while True:
+        message = input_from_message(reply, brains)
+        if message is None:
+            logger.info("%s: Python closed the connection; quitting.", name)
+            return 0
+        output = academy.advance(message)
+        if output is None:
+            logger.info("%s: Python sent QUIT; quitting.", name)
+            return 0
+        reply = stub.Exchange(output_message(output))
+        exchanges += 1
+        faults.check(exchanges)
