@@ -19,5 +19,6 @@ setup(
     extras_require={
         # grpcio-tools regenerates communicator_objects; pinned so the output matches the committed files.
         "protoc": ["grpcio-tools==1.85.1"],
+        "test": ["pytest>=8", "pytest-timeout>=2"],
     },
 )
