@@ -1,0 +1,164 @@
+"""Throughput of the Python side of the wire and of SubprocessEnvManager on the Basic example.
+
+Prints two tables (no asserts):
+
+1. The cost of one ``UnityEnvironment.step`` on Basic over real gRPC, split into the Python side
+   (building the input, parsing the output), the exchange (gRPC round trip + the build's work), and
+   the build's own work measured in-process with ``LocalEnvironment`` (same academy engine, no wire).
+   "Wire overhead" = step time - in-process time: what the protocol costs on top of the simulation.
+2. ``SubprocessEnvManager`` throughput (environment steps per second) with 1, 2, 4 and 8 workers on
+   Basic with ``--frame-time-ms 20`` (each academy step costs 20 ms, like a slow build), and the
+   speed-up over one worker.
+
+Usage::
+
+    python benchmarks/env_throughput.py            # full run (about a minute)
+    python benchmarks/env_throughput.py --quick    # short run
+"""
+import argparse
+import logging
+import os
+import socket
+import time
+from functools import partial
+from pathlib import Path
+from typing import List, Optional
+
+import numpy as np
+
+from mlagents.envs.action_info import ActionInfo
+from mlagents.envs.environment import UnityEnvironment
+from mlagents.envs.policy import Policy
+from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
+from mlagents.envs.timers import get_timer_root, reset_timers
+
+BASIC_BUILD = str(Path(__file__).resolve().parents[1] / "example-envs" / "builds" / "Basic.x86_64")
+BRAIN = "BasicLearning"
+
+
+class RandomPolicy(Policy):
+    """Uniform random actions for Basic's single branch of 3 (no TensorFlow: measures the plumbing)."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def get_action(self, brain_info) -> ActionInfo:
+        n = len(brain_info.agents)
+        return ActionInfo(self.rng.integers(0, 3, size=(n, 1)).astype(np.float32), None, None, None, None)
+
+
+def free_base_port(count: int) -> int:
+    """A base port with ``count`` consecutive free loopback ports."""
+    for _ in range(50):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            base = probe.getsockname()[1]
+        if base + count > 65535:
+            continue
+        try:
+            for port in range(base, base + count):
+                with socket.socket() as sock:
+                    sock.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+    raise RuntimeError("no range of free ports found")
+
+
+def quiet_environment(worker_id: int, **kwargs) -> UnityEnvironment:
+    """Environment factory for the workers: without the start-up banner of every environment."""
+    logging.getLogger("mlagents.envs").setLevel(logging.WARNING)
+    return UnityEnvironment(BASIC_BUILD, worker_id=worker_id, **kwargs)
+
+
+def measure_wire(steps: int) -> None:
+    from mlagents.example_envs.sdk.local import LocalEnvironment
+
+    rng = np.random.default_rng(0)
+    actions = rng.integers(0, 3, size=(steps, 1, 1)).astype(np.float32)
+
+    local = LocalEnvironment("Basic", seed=0)
+    local.reset()
+    for i in range(min(steps, 200)):  # warm-up
+        local.step({BRAIN: actions[i]})
+    start = time.perf_counter()
+    for i in range(steps):
+        local.step({BRAIN: actions[i]})
+    local_step = (time.perf_counter() - start) / steps
+    local.close()
+
+    env = UnityEnvironment(BASIC_BUILD, base_port=free_base_port(1))
+    try:
+        env.reset()
+        for i in range(min(steps, 200)):
+            env.step(actions[i])
+        reset_timers()
+        start = time.perf_counter()
+        for i in range(steps):
+            env.step(actions[i])
+        wire_step = (time.perf_counter() - start) / steps
+        step_node = get_timer_root().children["UnityEnvironment.step"]
+        exchange = step_node.children["communicator.exchange"].total / steps
+    finally:
+        env.close()
+
+    python_side = wire_step - exchange
+    overhead = wire_step - local_step
+    print("1) UnityEnvironment.step on Basic (1 agent), mean over %d steps" % steps)
+    print(f"   step over gRPC (total)                    {wire_step * 1e3:8.3f} ms")
+    print(f"     Python side (input/output conversion)   {python_side * 1e3:8.3f} ms")
+    print(f"     exchange (gRPC round trip + build)      {exchange * 1e3:8.3f} ms")
+    print(f"   same step in-process (LocalEnvironment)   {local_step * 1e3:8.3f} ms  (the build's own work)")
+    share = overhead / wire_step
+    print(f"   wire overhead (total - in-process)        {overhead * 1e3:8.3f} ms  = {share:6.1%} of the step")
+    print()
+
+
+def measure_manager(n_env: int, seconds: float, frame_time_ms: float) -> float:
+    factory = partial(
+        quiet_environment, base_port=free_base_port(n_env), args=["--frame-time-ms", f"{frame_time_ms:g}"]
+    )
+    manager = SubprocessEnvManager(factory, n_env)
+    try:
+        manager.set_policy(BRAIN, RandomPolicy())
+        manager.reset()
+        warm_up_end = time.perf_counter() + min(1.0, seconds / 3)
+        while time.perf_counter() < warm_up_end:
+            manager.step()
+        env_steps = 0
+        start = time.perf_counter()
+        end = start + seconds
+        while time.perf_counter() < end:
+            env_steps += len(manager.step())
+        return env_steps / (time.perf_counter() - start)
+    finally:
+        manager.close()
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="short run (fewer steps, shorter windows)")
+    parser.add_argument("--frame-time-ms", type=float, default=20.0, help="academy step cost of the build (ms)")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4, 8], help="worker counts to measure")
+    options = parser.parse_args(argv)
+    logging.getLogger("mlagents.envs").setLevel(logging.WARNING)
+
+    print(f"CPU cores available: {len(os.sched_getaffinity(0))}; load average: {os.getloadavg()[0]:.2f}")
+    print()
+    measure_wire(steps=300 if options.quick else 3000)
+
+    seconds = 2.0 if options.quick else 8.0
+    print(
+        f"2) SubprocessEnvManager on Basic, --frame-time-ms {options.frame_time_ms:g}, random policy, "
+        f"{seconds:g} s per measurement"
+    )
+    print("   workers   env steps/s   speed-up over 1 worker")
+    baseline = None
+    for n_env in options.workers:
+        rate = measure_manager(n_env, seconds, options.frame_time_ms)
+        baseline = baseline or rate
+        print(f"   {n_env:7d}   {rate:11.1f}   {rate / baseline:8.2f}x")
+
+
+if __name__ == "__main__":  # required: worker processes are started with "spawn"
+    main()

@@ -1,0 +1,411 @@
+"""SubprocessEnvManager on real example builds over real gRPC, in real worker processes."""
+import os
+import signal
+import socket
+import threading
+import time
+from functools import partial
+from pathlib import Path
+from typing import Dict, List, Set
+
+import numpy as np
+import pytest
+
+from mlagents.envs.action_info import ActionInfo
+from mlagents.envs.environment import UnityEnvironment
+from mlagents.envs.exception import (
+    UnityActionException,
+    UnityCommunicationException,
+    UnityEnvironmentException,
+    UnityWorkerInUseException,
+)
+from mlagents.envs.policy import Policy
+from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
+from mlagents.envs.timers import get_timer_tree, reset_timers
+
+BUILDS = Path(__file__).resolve().parents[4] / "example-envs" / "builds"
+BASIC = "BasicLearning"
+# Basic: 0 = stay, 1 = left, 2 = right. Worker w plays MOVES[w % 4].
+MOVES = [0, 1, 2, 0]
+
+
+def build(name: str) -> str:
+    path = BUILDS / f"{name}.x86_64"
+    if not path.exists():
+        pytest.skip(f"example-envs/builds/{name}.x86_64 is missing")
+    return str(path)
+
+
+def free_base_port(count: int) -> int:
+    """A base port such that ``count`` consecutive loopback ports are free right now."""
+    for _ in range(50):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            base = probe.getsockname()[1]
+        if base + count > 65535:
+            continue
+        sockets = []
+        try:
+            for port in range(base, base + count):
+                sock = socket.socket()
+                sockets.append(sock)
+                sock.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for sock in sockets:
+                sock.close()
+    raise RuntimeError("no range of free ports found")
+
+
+def basic_factory(count: int, **kwargs):
+    return partial(UnityEnvironment, build("Basic"), base_port=free_base_port(count), **kwargs)
+
+
+def live_children() -> Set[int]:
+    """Live (not zombie) child processes of this test process, except multiprocessing's shared
+    resource tracker (one per interpreter, not owned by any manager)."""
+    children = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[1]) == os.getpid() and fields[0] != "Z" and b"resource_tracker" not in cmdline:
+            children.add(int(entry))
+    return children
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return state[state.rindex(")") + 2] != "Z"
+
+
+def builds_on_ports(ports: range) -> List[int]:
+    """Live processes started with ``--port P`` for a P in ``ports`` (our builds, wherever reparented)."""
+    wanted = {str(port).encode() for port in ports}
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or not process_alive(int(entry)):
+            continue
+        try:
+            args = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(flag == b"--port" and value in wanted for flag, value in zip(args, args[1:])):
+            found.append(int(entry))
+    return found
+
+
+def assert_nothing_survives(manager: SubprocessEnvManager, children_before: Set[int], base_port: int) -> None:
+    """No worker, no build (found by pid and by its --port argument), no other child process is left."""
+    ports = range(base_port, base_port + len(manager.env_workers))
+    build_pids = [worker.build_pid for worker in manager.env_workers if worker.build_pid]
+    worker_pids = [worker.process.pid for worker in manager.env_workers]
+    assert len(build_pids) == len(manager.env_workers)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and (any(process_alive(pid) for pid in build_pids) or builds_on_ports(ports)):
+        time.sleep(0.05)  # builds orphaned by a killed worker are reaped by init
+    assert [pid for pid in worker_pids if process_alive(pid)] == []
+    assert [pid for pid in build_pids if process_alive(pid)] == []
+    assert builds_on_ports(ports) == []
+    assert live_children() - children_before == set()
+
+
+class MovePolicy(Policy):
+    """Worker w's agents play MOVES[w]; records the agents of every call."""
+
+    def __init__(self) -> None:
+        self.calls: List[List[str]] = []
+
+    def get_action(self, brain_info):
+        self.calls.append(list(brain_info.agents))
+        workers = [int(agent[1:].split("-")[0]) for agent in brain_info.agents]
+        moves = np.array([[MOVES[w % 4]] for w in workers], dtype=np.float64).reshape(-1, 1)
+        return ActionInfo(moves, None, None, np.zeros(len(workers)), {"action": moves, "learning_rate": 0.1})
+
+
+def position(all_brain_info) -> int:
+    return int(np.argmax(all_brain_info[BASIC].vector_observations[0]))
+
+
+@pytest.mark.parametrize("n_env", [1, 4])
+def test_steps_return_correct_step_infos(n_env):
+    children_before = live_children()
+    factory = basic_factory(n_env)
+    manager = SubprocessEnvManager(factory, n_env)
+    try:
+        policy = MovePolicy()
+        manager.set_policy(BASIC, policy)
+        assert list(manager.external_brains) == [BASIC]
+        assert manager.external_brains[BASIC].vector_action_space_size == [3]
+        assert manager.reset_parameters == {}
+
+        first = manager.reset(config={}, train_mode=True)
+        assert len(first) == n_env
+        for worker_id, step_info in enumerate(first):
+            assert step_info.previous_all_brain_info is None
+            assert step_info.brain_name_to_action_info is None
+            (agent,) = step_info.current_all_brain_info[BASIC].agents
+            assert agent.startswith(f"${worker_id}-")
+            assert position(step_info.current_all_brain_info) == 10
+
+        reset_timers()
+        last = {worker_id: step_info.current_all_brain_info for worker_id, step_info in enumerate(first)}
+        steps: Dict[int, int] = {worker_id: 0 for worker_id in range(n_env)}
+        while min(steps.values()) < 5:
+            idle = [worker.worker_id for worker in manager.env_workers if not worker.waiting]
+            calls_before = len(policy.calls)
+            step_infos = manager.step()
+            # One batched policy call with the agents of every idle worker, in worker order.
+            new_calls = policy.calls[calls_before:]
+            if idle:
+                assert new_calls == [[f"{last[w][BASIC].agents[0]}" for w in idle]]
+            else:
+                assert new_calls == []
+            assert 1 <= len(step_infos) <= n_env
+            for step_info in step_infos:
+                (agent,) = step_info.current_all_brain_info[BASIC].agents
+                worker_id = int(agent[1:].split("-")[0])
+                move = MOVES[worker_id]
+                # previous = what this worker saw before; the action info = exactly its own row
+                assert step_info.previous_all_brain_info is last[worker_id]
+                action_info = step_info.brain_name_to_action_info[BASIC]
+                np.testing.assert_array_equal(action_info.action, [[move]])
+                np.testing.assert_array_equal(action_info.outputs["action"], [[move]])
+                assert action_info.outputs["learning_rate"] == 0.1
+                current = step_info.current_all_brain_info[BASIC]
+                np.testing.assert_array_equal(current.previous_vector_actions, [[move]])
+                moved = position(last[worker_id]) + {0: 0, 1: -1, 2: 1}[move]
+                if current.local_done[0]:  # reached a goal: the observation is the next episode's first
+                    assert moved in (7, 17) and position(step_info.current_all_brain_info) == 10
+                else:
+                    assert position(step_info.current_all_brain_info) == moved
+                last[worker_id] = step_info.current_all_brain_info
+                steps[worker_id] += 1
+
+        tree = get_timer_tree()
+        names = {child["name"]: child for child in tree["children"]}
+        assert "SubprocessEnvManager._take_step" in names
+        (worker_root,) = names["workers"]["children"]
+        assert worker_root["name"] == "worker_root" and worker_root["is_parallel"] is True
+        assert worker_root["count"] == sum(steps.values())
+        assert "UnityEnvironment.step" in [child["name"] for child in worker_root["children"]]
+
+        # A reset while steps are in flight waits for them and starts over.
+        again = manager.reset()
+        assert [position(step_info.current_all_brain_info) for step_info in again] == [10] * n_env
+        assert not any(worker.waiting for worker in manager.env_workers)
+    finally:
+        manager.close()
+    assert_nothing_survives(manager, children_before, factory.keywords["base_port"])
+    with pytest.raises(UnityCommunicationException):
+        manager.step()
+    manager.close()  # idempotent
+
+
+def test_reset_parameters_pass_through():
+    children_before = live_children()
+    build("3DBall")
+    factory = partial(UnityEnvironment, build("3DBall"), base_port=free_base_port(2))
+    manager = SubprocessEnvManager(factory, 2)
+    try:
+        defaults = manager.reset_parameters
+        assert {"mass", "gravity", "scale"} <= set(defaults)
+        infos = manager.reset(config={"mass": 3.5, "gravity": 7.0}, train_mode=True)
+        assert len(infos) == 2
+        assert manager.reset_parameters["mass"] == 3.5
+        assert manager.reset_parameters["gravity"] == 7.0
+        assert manager.reset_parameters["scale"] == defaults["scale"]
+        # The worker's environment validates the config: its error arrives with its type.
+        with pytest.raises(UnityEnvironmentException, match="The parameter 'no_such_parameter' is not a valid"):
+            manager.reset(config={"no_such_parameter": 1.0})
+    finally:
+        manager.close()
+    assert_nothing_survives(manager, children_before, factory.keywords["base_port"])
+
+
+def test_policy_error_reaches_the_caller():
+    class FailingPolicy(Policy):
+        def __init__(self):
+            self.calls = 0
+
+        def get_action(self, brain_info):
+            self.calls += 1
+            if self.calls == 3:
+                raise RuntimeError("the policy broke")
+            return ActionInfo(np.zeros((len(brain_info.agents), 1)), None, None, None, None)
+
+    children_before = live_children()
+    factory = basic_factory(2)
+    manager = SubprocessEnvManager(factory, 2)
+    try:
+        manager.set_policy(BASIC, FailingPolicy())
+        manager.reset()
+        with pytest.raises(RuntimeError, match="the policy broke"):
+            for _ in range(10):
+                manager.step()
+    finally:
+        manager.close()
+    assert_nothing_survives(manager, children_before, factory.keywords["base_port"])
+
+
+def test_environment_error_is_reraised_with_its_type():
+    class WrongSizePolicy(Policy):
+        def get_action(self, brain_info):
+            # Basic has one discrete branch: two numbers per agent is a wrong action size.
+            return ActionInfo(np.zeros((len(brain_info.agents), 2)), None, None, None, None)
+
+    children_before = live_children()
+    factory = basic_factory(2)
+    manager = SubprocessEnvManager(factory, 2)
+    try:
+        manager.set_policy(BASIC, WrongSizePolicy())
+        manager.reset()
+        with pytest.raises(UnityActionException) as error:
+            manager.step()
+        assert "There was a mismatch between the provided action" in str(error.value)
+        notes = "\n".join(getattr(error.value, "__notes__", []))
+        assert "UnityEnvironment worker" in notes and "Traceback" in notes
+    finally:
+        manager.close()
+    assert_nothing_survives(manager, children_before, factory.keywords["base_port"])
+
+
+def test_build_killed_mid_run_surfaces_as_communication_error():
+    children_before = live_children()
+    factory = basic_factory(2, args=["--fault-exit-after", "4"])
+    manager = SubprocessEnvManager(factory, 2)
+    try:
+        manager.set_policy(BASIC, MovePolicy())
+        manager.reset()
+        start = time.monotonic()
+        with pytest.raises(UnityCommunicationException) as error:
+            for _ in range(50):
+                manager.step()
+        assert time.monotonic() - start < 30
+        notes = "\n".join(getattr(error.value, "__notes__", []))
+        assert "UnityEnvironment worker" in notes
+    finally:
+        manager.close()
+    assert_nothing_survives(manager, children_before, factory.keywords["base_port"])
+
+
+def test_dead_worker_is_detected_not_waited_for():
+    children_before = live_children()
+    # 200 ms per academy step: the kill lands while both workers' steps are in flight.
+    factory = basic_factory(2, args=["--frame-time-ms", "200"])
+    manager = SubprocessEnvManager(factory, 2)
+    try:
+        manager.set_policy(BASIC, MovePolicy())
+        manager.reset()
+        killer = threading.Timer(0.1, manager.env_workers[0].process.kill)
+        killer.start()
+        start = time.monotonic()
+        with pytest.raises(UnityCommunicationException) as error:
+            for _ in range(10):
+                manager.step()
+        assert time.monotonic() - start < 10
+        assert "UnityEnvironment worker 0 stopped unexpectedly" in str(error.value)
+        assert "exited with code -9" in str(error.value)
+        killer.join()
+    finally:
+        manager.close()
+    assert_nothing_survives(manager, children_before, factory.keywords["base_port"])
+
+
+def test_worker_interrupted_exits_quietly(capfd):
+    children_before = live_children()
+    factory = basic_factory(1, args=["--frame-time-ms", "300"])
+    manager = SubprocessEnvManager(factory, 1)
+    try:
+        manager.set_policy(BASIC, MovePolicy())
+        manager.reset()
+        worker = manager.env_workers[0]
+        os.kill(worker.process.pid, signal.SIGINT)  # what Ctrl-C does to every process of the group
+        with pytest.raises(UnityCommunicationException, match="At least one of the environments has closed"):
+            for _ in range(10):
+                manager.step()
+        worker.process.join(10)
+        assert worker.process.exitcode == 0
+    finally:
+        manager.close()
+    assert_nothing_survives(manager, children_before, factory.keywords["base_port"])
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def slow_start_factory(base_port: int, marker_dir: Path):
+    """A factory that takes 1 s before creating its environment and records when it started and
+    when its environment was ready (sent to the workers by value, as a closure)."""
+
+    def make(worker_id: int) -> UnityEnvironment:
+        (marker_dir / f"start-{worker_id}").write_text(repr(time.time()))
+        time.sleep(1.0)
+        env = UnityEnvironment(build("Basic"), worker_id=worker_id, base_port=base_port)
+        (marker_dir / f"ready-{worker_id}").write_text(repr(time.time()))
+        return env
+
+    return make
+
+
+def test_workers_start_their_environments_in_parallel(tmp_path):
+    children_before = live_children()
+    n_env = 2
+    base_port = free_base_port(n_env)
+    manager = SubprocessEnvManager(slow_start_factory(base_port, tmp_path), n_env)
+    try:
+        starts = [float((tmp_path / f"start-{w}").read_text()) for w in range(n_env)]
+        readies = [float((tmp_path / f"ready-{w}").read_text()) for w in range(n_env)]
+        # Every worker began creating its environment before any environment was ready.
+        assert max(starts) < min(readies)
+        assert len(manager.reset()) == n_env
+    finally:
+        manager.close()
+    assert_nothing_survives(manager, children_before, base_port)
+
+
+def test_startup_error_is_raised_and_everything_ends():
+    children_before = live_children()
+    base_port = free_base_port(2)
+    with socket.socket() as blocker:
+        blocker.bind(("127.0.0.1", base_port + 1))  # worker 1's port is taken
+        blocker.listen()
+        factory = partial(UnityEnvironment, build("Basic"), base_port=base_port)
+        with pytest.raises(UnityWorkerInUseException) as error:
+            SubprocessEnvManager(factory, 2)
+    assert "worker number 1" in str(error.value)
+    notes = "\n".join(getattr(error.value, "__notes__", []))
+    assert "UnityEnvironment worker 1" in notes
+    ports = range(base_port, base_port + 2)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and (live_children() - children_before or builds_on_ports(ports)):
+        time.sleep(0.05)
+    assert live_children() - children_before == set()
+    assert builds_on_ports(ports) == []
+
+
+def test_close_cannot_hang_on_a_hung_build():
+    children_before = live_children()
+    # The builds stop answering after 2 exchanges (reset + one step) but stay alive.
+    factory = basic_factory(2, args=["--fault-hang-after", "2"], exchange_timeout=120.0)
+    manager = SubprocessEnvManager(factory, 2)
+    try:
+        manager.set_policy(BASIC, MovePolicy())
+        manager.reset()
+        manager.step()
+        manager._queue_steps()  # both workers now wait for builds that never answer
+        time.sleep(0.3)
+    finally:
+        start = time.monotonic()
+        manager.close(timeout=1.0)
+        elapsed = time.monotonic() - start
+    assert elapsed < 10
+    assert_nothing_survives(manager, children_before, factory.keywords["base_port"])
