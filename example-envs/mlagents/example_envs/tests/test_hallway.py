@@ -1,0 +1,290 @@
+"""Hallway (example-environments spec section 3.5): brain, physics rules, rewards, a
+shortest-path controller against the benchmark, determinism, and the build over gRPC."""
+from __future__ import annotations
+
+import socket
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mlagents.example_envs.hallway import Hallway, HallwayWorld
+from mlagents.example_envs.sdk.local import LocalEnvironment
+
+BRAIN = "HallwayLearning"
+BUILD = Path(__file__).resolve().parents[3] / "builds" / "Hallway.x86_64"
+BENCHMARK = 0.7
+RAY = 7  # floats per ray: 5 tags, nothing-hit, distance
+
+
+def free_port_range(count: int) -> int:
+    """A base port such that ``count`` consecutive loopback ports are free right now."""
+    for _ in range(50):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            base = probe.getsockname()[1]
+        if base + count > 65535:
+            continue
+        try:
+            for offset in range(1, count):
+                with socket.socket() as probe:
+                    probe.bind(("127.0.0.1", base + offset))
+            return base
+        except OSError:
+            continue
+    raise RuntimeError("no free port range found")
+
+
+def newest(batch) -> np.ndarray:
+    """The newest of the three stacked 36-float frames."""
+    return batch.vector_observations[:, -36:]
+
+
+def shortest_path(scene: Hallway) -> np.ndarray:
+    """Drive past the shown block on the side of the matching goal, then into that goal.
+    Turn toward the next waypoint while off by more than 9 degrees, otherwise go forward."""
+    pos, yaw = scene.world.agent_positions, scene.world.agent_yaws
+    orange_goal, red_goal = scene.goal_positions()
+    orange = (scene.selection == 0)[:, None]
+    goal = np.where(orange, orange_goal, red_goal)
+    block = np.where(orange, scene.orange_block, scene.red_block)
+    side = np.sign(goal[:, 0] - scene.origins[:, 0])
+    past_block = pos[:, 2] > block[:, 2] + 2.0
+    beside_block = np.stack([scene.origins[:, 0] + 7.0 * side, pos[:, 1], block[:, 2] + 3.0], axis=1)
+    waypoint = np.where(past_block[:, None], goal - [0.0, 0.0, 2.5], beside_block)
+    delta = waypoint - pos
+    error = (np.degrees(np.arctan2(delta[:, 0], delta[:, 2])) - yaw + 180.0) % 360.0 - 180.0
+    action = np.where(error > 9.0, 3, np.where(error < -9.0, 4, 1))
+    return action.astype(np.float32)[:, None]
+
+
+def run_episodes(env: LocalEnvironment, policy, episodes: int, max_decisions: int) -> list[float]:
+    batch = env.reset()[BRAIN]
+    returns = np.zeros(len(batch.agents))
+    finished: list[float] = []
+    for _ in range(max_decisions):
+        batch = env.step({BRAIN: policy()})[BRAIN]
+        returns += batch.rewards
+        for i in np.flatnonzero(batch.local_done):
+            finished.append(float(returns[i]))
+            returns[i] = 0.0
+        if len(finished) >= episodes:
+            break
+    return finished
+
+
+def test_brain_agents_and_engine_configuration() -> None:
+    spec = Hallway.spec()
+    assert spec.academy_name == "Academy"
+    (brain,) = spec.brains
+    assert brain.name == BRAIN
+    assert brain.vector_action_space_type == "discrete"
+    assert brain.vector_action_size == (5,)
+    assert brain.vector_observation_size == 36
+    assert brain.num_stacked_vector_observations == 3
+    assert brain.camera_resolutions == ()
+    (group,) = spec.agents
+    assert (group.count, group.max_step, group.decision_interval, group.on_demand) == (16, 3000, 6, False)
+    assert spec.reset_parameters == {}
+    config = spec.training_configuration
+    assert (config.width, config.height, config.quality_level, config.time_scale, config.target_frame_rate) == (
+        128, 128, 0, 20.0, -1,
+    )
+
+
+def test_observation_layout_and_episode_clock() -> None:
+    env = LocalEnvironment("Hallway", seed=0)
+    batch = env.reset()[BRAIN]
+    assert batch.vector_observations.shape == (16, 108)
+    assert np.all(batch.vector_observations[:, :72] == 0.0)  # older frames zero-filled at reset
+    obs = newest(batch)
+    assert np.all(obs[:, 0] == 0.0)
+    rays = obs[:, 1:].reshape(16, 5, RAY)
+    tags, nothing, distance = rays[..., :5], rays[..., 5], rays[..., 6]
+    # each ray: exactly one tag with a distance in (0, 1], or the nothing-hit flag
+    assert np.all(tags.sum(-1) + nothing == 1.0)
+    assert np.all((distance > 0) == (tags.sum(-1) == 1)) and np.all(distance <= 1.0)
+    for step in range(1, 4):
+        batch = env.step({BRAIN: np.zeros((16, 1), np.float32)})[BRAIN]
+        np.testing.assert_allclose(newest(batch)[:, 0], 6 * step / 3000, rtol=1e-6)
+        np.testing.assert_allclose(batch.rewards, -6 / 3000, rtol=1e-5)
+
+
+def test_rays_see_the_shown_block_straight_ahead() -> None:
+    env = LocalEnvironment("Hallway", seed=5)
+    env.reset()
+    scene: Hallway = env.academy.scene
+    areas = np.arange(16)
+    block = np.where((scene.selection == 0)[:, None], scene.orange_block, scene.red_block)
+    # 5 m in front of the block's centre, facing +z: the cast sphere touches its face after 3 m
+    scene.world.place_agents(areas, block - [0.0, 1.0, 5.0], np.zeros(16))
+    obs = newest(env.step({BRAIN: np.zeros((16, 1), np.float32)})[BRAIN])
+    ahead = obs[:, 1 + 2 * RAY : 1 + 3 * RAY]  # third ray: 90 degrees
+    expected_tag = np.where(scene.selection == 0, 2, 3)  # orangeBlock, redBlock
+    np.testing.assert_array_equal(ahead[np.arange(16), expected_tag], 1.0)
+    np.testing.assert_allclose(ahead[:, 6], 3.0 / 12.0, atol=1e-4)
+
+
+def test_reset_randomises_block_goals_and_agent_as_the_spec_says() -> None:
+    env = LocalEnvironment("Hallway", seed=2)
+    env.reset()
+    scene: Hallway = env.academy.scene
+    selections, goal_sides, agents = [], [], []
+    for _ in range(8):
+        scene.agent_reset(np.arange(16))
+        local_block = np.where((scene.selection == 0)[:, None], scene.orange_block, scene.red_block) - scene.origins
+        hidden = np.where((scene.selection == 0)[:, None], scene.red_block, scene.orange_block) - scene.origins
+        assert np.all(np.abs(local_block[:, 1] - 2.0) < 1e-9) and np.all(hidden[:, 1] == -1000.0)
+        assert np.all(np.abs(local_block[:, 2] + 12.3) <= 5.0)
+        assert np.all(local_block[scene.selection == 1, 0] == 0.0)  # red is never shifted sideways
+        assert np.all(np.abs(local_block[:, 0]) <= 3.0)
+        local_agent = scene.world.agent_positions - scene.origins
+        assert np.all(np.abs(local_agent[:, 0]) <= 3.0) and np.all(np.abs(local_agent[:, 2] + 27.3) <= 5.0)
+        selections.append(scene.selection.copy())
+        goal_sides.append(scene.orange_goal_right.copy())
+        agents.append(local_agent)
+        orange_goal, red_goal = scene.goal_positions()
+        np.testing.assert_allclose(np.abs(orange_goal[:, 0] - scene.origins[:, 0]), 7.0)
+        np.testing.assert_allclose(orange_goal[:, 0] + red_goal[:, 0] - 2 * scene.origins[:, 0], 0.0, atol=1e-9)
+    assert 0.3 < np.mean(selections) < 0.7 and 0.3 < np.mean(goal_sides) < 0.7
+
+
+def test_movement_follows_unity_velocity_change_drag_and_floor_friction() -> None:
+    world = HallwayWorld(1)
+    world.place_agents(np.array([0]), world.origins + [0.0, 1.0, -27.3], np.array([90.0]))
+    world.add_velocity(np.array([0]), np.array([[1.5, 0.0, 0.0]]))
+    world.step()
+    # v = (0 + 1.5) * (1 - 2 * 0.02) - 0.6 * 19.62 * 0.02
+    expected = 1.5 * 0.96 - 0.6 * 2 * 9.81 * 0.02
+    np.testing.assert_allclose(world.agent_velocities[0], [expected, 0.0, 0.0], atol=1e-9)
+    assert world.agent_positions[0, 0] == pytest.approx(expected * 0.02, abs=1e-9)
+    for _ in range(10):
+        world.step()
+    np.testing.assert_allclose(world.agent_velocities[0], 0.0, atol=1e-12)  # friction stops it
+
+
+def test_walls_stop_the_agent() -> None:
+    world = HallwayWorld(1)
+    world.place_agents(np.array([0]), world.origins + [0.0, 1.0, -20.0], np.array([90.0]))
+    for _ in range(100):
+        world.add_velocity(np.array([0]), np.array([[1.5, 0.0, 0.0]]))
+        world.step()
+    # the right wall's inner face is at x = 9.5; the agent (half 0.5) stays inside
+    assert 8.5 < world.agent_positions[0, 0] < 9.1
+
+
+@pytest.mark.parametrize("correct", [True, False])
+def test_goal_rewards_replace_the_step_penalties(correct: bool) -> None:
+    env = LocalEnvironment("Hallway", seed=4)
+    env.reset()
+    scene: Hallway = env.academy.scene
+    orange_goal, red_goal = scene.goal_positions()
+    right_goal = np.where((scene.selection == 0)[:, None], orange_goal, red_goal)
+    wrong_goal = np.where((scene.selection == 0)[:, None], red_goal, orange_goal)
+    target = right_goal if correct else wrong_goal
+    scene.world.place_agents(np.arange(16), target * [1, 0, 1] + [0.0, 1.0, -5.0], np.zeros(16))
+    forward = np.ones((16, 1), np.float32)
+    for _ in range(4):  # about 2 m to go from rest: three decisions
+        batch = env.step({BRAIN: forward})[BRAIN]
+        if batch.local_done.any():
+            break
+    assert batch.local_done.all() and not batch.max_reached.any()
+    base = 1.0 if correct else -0.1
+    # SetReward(base) at the collision, then -1/3000 for each remaining physics step of the decision
+    assert np.all(batch.rewards <= base + 1e-6) and np.all(batch.rewards >= base - 5 / 3000 - 1e-6)
+    assert np.all(newest(batch)[:, 0] == 0.0)  # the done info carries the next episode's first frame
+
+
+def test_shortest_path_reaches_the_benchmark_and_random_stays_far_below() -> None:
+    env = LocalEnvironment("Hallway", seed=1)
+    scene = env.academy.scene
+    scripted = run_episodes(env, lambda: shortest_path(scene), episodes=32, max_decisions=400)
+    assert len(scripted) >= 32
+    assert np.mean(scripted) >= 0.8 * BENCHMARK, scripted
+
+    rng = np.random.default_rng(0)
+    env = LocalEnvironment("Hallway", seed=2)
+    random = run_episodes(env, lambda: rng.integers(0, 5, (16, 1)).astype(np.float32), episodes=16, max_decisions=510)
+    assert len(random) >= 16
+    assert np.mean(random) < 0.25 * BENCHMARK, random
+
+
+def test_same_seed_same_episode_and_different_seeds_differ() -> None:
+    def trajectory(seed: int) -> np.ndarray:
+        env = LocalEnvironment("Hallway", seed=seed)
+        rng = np.random.default_rng(7)
+        frames = [env.reset()[BRAIN].vector_observations]
+        for _ in range(40):
+            frames.append(env.step({BRAIN: rng.integers(0, 5, (16, 1)).astype(np.float32)})[BRAIN].vector_observations)
+        return np.stack(frames)
+
+    first = trajectory(0)
+    np.testing.assert_array_equal(first, trajectory(0))
+    assert not np.array_equal(first, trajectory(1))
+
+
+def test_build_over_grpc_matches_the_in_process_scene() -> None:
+    from mlagents.envs.environment import UnityEnvironment
+
+    env = UnityEnvironment(str(BUILD), base_port=free_port_range(1), seed=3, no_graphics=True)
+    try:
+        assert env.academy_name == "Academy"
+        params = env.brains[BRAIN]
+        assert params.vector_action_space_type == "discrete"
+        assert params.vector_action_space_size == [5]
+        assert params.vector_observation_space_size == 36
+        assert params.num_stacked_vector_observations == 3
+        assert env.reset_parameters == {}
+        info = env.reset(train_mode=True)[BRAIN]
+        local = LocalEnvironment("Hallway", seed=3)
+        expected = local.reset()[BRAIN]
+        assert len(info.agents) == 16
+        np.testing.assert_allclose(info.vector_observations, expected.vector_observations, atol=1e-6)
+        rng = np.random.default_rng(0)
+        for _ in range(3):
+            actions = rng.integers(0, 5, (16, 1)).astype(np.float32)
+            info = env.step({BRAIN: actions})[BRAIN]
+            expected = local.step({BRAIN: actions})[BRAIN]
+            np.testing.assert_allclose(info.vector_observations, expected.vector_observations, atol=1e-6)
+            np.testing.assert_allclose(info.rewards, expected.rewards, atol=1e-7)
+    finally:
+        env.close()
+
+
+class _ForwardPolicy:
+    """A Policy for the env managers: always forward."""
+
+    def get_action(self, brain_info):  # type: ignore[no-untyped-def]
+        from mlagents.envs.action_info import ActionInfo
+
+        n = len(brain_info.agents)
+        return ActionInfo(action=np.ones((n, 1), np.float32), memory=None, text=None, value=None, outputs={})
+
+
+def _make_env(build: str, base_port: int, worker_id: int):  # type: ignore[no-untyped-def]
+    from mlagents.envs.environment import UnityEnvironment
+
+    # seeds per worker come from the Python side; here simply the worker id
+    return UnityEnvironment(build, worker_id=worker_id, base_port=base_port, seed=worker_id, no_graphics=True)
+
+
+def test_two_workers_through_subprocess_env_manager() -> None:
+    from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
+
+    manager = SubprocessEnvManager(partial(_make_env, str(BUILD), free_port_range(2)), n_env=2)
+    try:
+        manager.set_policy(BRAIN, _ForwardPolicy())
+        first = manager.reset(train_mode=True)
+        observations = [step.current_all_brain_info[BRAIN].vector_observations for step in first]
+        assert all(obs.shape == (16, 108) for obs in observations)
+        assert not np.allclose(observations[0], observations[1])  # worker seeds differ
+        transitions = 0
+        while transitions < 4:
+            for step in manager.step():
+                info = step.current_all_brain_info[BRAIN]
+                assert len(info.agents) == 16
+                assert np.all(np.asarray(info.rewards) <= 1.0)
+                transitions += 1
+    finally:
+        manager.close()

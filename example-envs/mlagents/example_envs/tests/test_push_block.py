@@ -1,0 +1,368 @@
+"""PushBlock (example-environments spec section 3.6): brain, reset rules and parameters,
+physics rules, rewards, a push-toward-goal controller against the benchmark,
+determinism, and the build over gRPC."""
+from __future__ import annotations
+
+import socket
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mlagents.example_envs.push_block import PushBlock, PushBlockWorld
+from mlagents.example_envs.sdk.local import LocalEnvironment
+from mlagents.example_envs.sdk.ray_perception import yaw_rotate
+
+BRAIN = "PushBlockLearning"
+BUILD = Path(__file__).resolve().parents[3] / "builds" / "PushBlock.x86_64"
+BENCHMARK = 4.5
+N = 32
+RAY = 5  # floats per ray: block, goal, wall, nothing-hit, distance
+DEFAULTS = {"dynamic_friction": 0.0, "static_friction": 0.0, "block_drag": 0.5, "block_scale": 2.0}
+
+
+def free_port_range(count: int) -> int:
+    """A base port such that ``count`` consecutive loopback ports are free right now."""
+    for _ in range(50):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            base = probe.getsockname()[1]
+        if base + count > 65535:
+            continue
+        try:
+            for offset in range(1, count):
+                with socket.socket() as probe:
+                    probe.bind(("127.0.0.1", base + offset))
+            return base
+        except OSError:
+            continue
+    raise RuntimeError("no free port range found")
+
+
+def newest(batch) -> np.ndarray:
+    """The newest of the three stacked 70-float frames."""
+    return batch.vector_observations[:, -70:]
+
+
+def goal_axes(world: PushBlockWorld) -> tuple[np.ndarray, np.ndarray]:
+    """Unit vectors toward the goal strip and across it, per area ``(n, 3)``."""
+    n = world.num_areas
+    toward = yaw_rotate(np.tile([0.0, 0.0, 1.0], (n, 1)), world.area_yaws)
+    across = yaw_rotate(np.tile([1.0, 0.0, 0.0], (n, 1)), world.area_yaws)
+    return toward, across
+
+
+_MOVES = np.array([0, 1, 2, 5, 6])  # no-op, forward, backward, strafe left, strafe right
+
+
+def push_toward_goal(scene: PushBlock) -> np.ndarray:
+    """Get behind the block (as seen from the goal), then push it straight at the goal.
+
+    The agent keeps its axes aligned with the goal strip (turning while off by more than
+    10 degrees) and picks the move whose outcome after the 5 repeated physics steps
+    (velocity changes of 2 m/s, drag factor 0.92 per step) and the coasting that follows
+    comes closest to the waypoint; while pushing, the move whose velocity comes closest to
+    a fast push toward the goal with a small sideways correction.
+    """
+    w = scene.world
+    n = w.num_areas
+    agent, block, velocity, yaw = w.agent_positions, w.block_positions, w.agent_velocities, w.agent_yaws
+    toward, across = goal_axes(w)
+    half = w.block_halves[:, 0]
+    s_agent, t_agent = (agent * toward).sum(1), (agent * across).sum(1)
+    s_block, t_block = (block * toward).sum(1), (block * across).sum(1)
+    behind = s_agent < s_block - (half + 0.6)
+    pushing = behind & (np.abs(t_agent - t_block) < half)
+    side = np.where(t_agent >= t_block, 1.0, -1.0)
+    in_lane = np.abs(t_agent - t_block) < half + 1.5
+    # waypoints: behind the block; else step out of its lane; else go back past it
+    s_target = np.where(behind, s_block - (half + 1.5), np.where(in_lane, s_agent, s_block - (half + 2.0)))
+    t_target = np.where(behind, t_block, np.where(in_lane, t_block + side * (half + 2.5), t_agent))
+    target = toward * s_target[:, None] + across * t_target[:, None]
+
+    theta = np.radians(yaw)
+    forward = np.stack([np.sin(theta), np.zeros(n), np.cos(theta)], 1)
+    right = np.stack([np.cos(theta), np.zeros(n), -np.sin(theta)], 1)
+    delta_v = 2.0 * np.stack([np.zeros((n, 3)), forward, -forward, -0.75 * right, 0.75 * right], 1)
+    moved = np.zeros(delta_v.shape)
+    v = np.repeat(velocity[:, None, :], 5, axis=1)
+    for _ in range(5):
+        v = (v + delta_v) * 0.92
+        moved = moved + v * 0.02
+    rest = moved + v * (0.02 * 0.92 / 0.08)
+    cost = (((agent - target)[:, None, :] + rest) ** 2).sum(-1)
+    push_velocity = toward * 12.0 + across * (2.0 * (t_block - t_agent))[:, None]
+    cost = np.where(pushing[:, None], ((v - push_velocity[:, None, :]) ** 2).sum(-1), cost)
+    action = _MOVES[np.argmin(cost, axis=1)]
+    misaligned = (yaw - w.area_yaws + 45.0) % 90.0 - 45.0
+    action = np.where((np.abs(misaligned) > 10.0) & ~pushing, np.where(misaligned > 0, 4, 3), action)
+    return action.astype(np.float32)[:, None]
+
+
+def run_episodes(env: LocalEnvironment, policy, episodes: int, max_decisions: int) -> list[float]:
+    batch = env.reset()[BRAIN]
+    returns = np.zeros(len(batch.agents))
+    finished: list[float] = []
+    for _ in range(max_decisions):
+        batch = env.step({BRAIN: policy()})[BRAIN]
+        returns += batch.rewards
+        for i in np.flatnonzero(batch.local_done):
+            finished.append(float(returns[i]))
+            returns[i] = 0.0
+        if len(finished) >= episodes:
+            break
+    return finished
+
+
+def test_brain_agents_reset_parameters_and_engine_configuration() -> None:
+    spec = PushBlock.spec()
+    assert spec.academy_name == "Academy"
+    (brain,) = spec.brains
+    assert brain.name == BRAIN
+    assert brain.vector_action_space_type == "discrete"
+    assert brain.vector_action_size == (7,)
+    assert brain.vector_observation_size == 70
+    assert brain.num_stacked_vector_observations == 3
+    assert brain.camera_resolutions == ()
+    (group,) = spec.agents
+    assert (group.count, group.max_step, group.decision_interval, group.on_demand) == (32, 5000, 5, False)
+    assert spec.reset_parameters == DEFAULTS
+    config = spec.training_configuration
+    assert (config.width, config.height, config.quality_level, config.time_scale, config.target_frame_rate) == (
+        400, 300, 0, 15.0, 60,
+    )
+
+
+def test_observation_layout_and_the_high_sweep_passes_over_the_block() -> None:
+    env = LocalEnvironment("PushBlock", seed=0)
+    batch = env.reset()[BRAIN]
+    assert batch.vector_observations.shape == (N, 210)
+    assert np.all(batch.vector_observations[:, :140] == 0.0)
+    rays = newest(batch).reshape(N, 2, 7, RAY)
+    tags, nothing, distance = rays[..., :3], rays[..., 3], rays[..., 4]
+    assert np.all(tags.sum(-1) + nothing == 1.0)  # everything in the area is tagged
+    assert np.all((distance > 0) == (tags.sum(-1) == 1)) and np.all(distance <= 1.0)
+    assert np.all(rays[:, 1, :, 0] == 0.0)  # 1.5 higher the rays pass over the block
+
+    scene: PushBlock = env.academy.scene
+    toward, _ = goal_axes(scene.world)
+    # stand 4 m from the block on the far side from the goal, facing the goal: the low
+    # ray at 90 degrees touches the block after 4 - 1 - 0.5 m; the high one sees the goal
+    block = scene.world.block_positions
+    scene.world.place_agents(np.arange(N), block * [1, 0, 1] + [0, 1.0, 0] - 4.0 * toward)
+    scene.world.turn(np.arange(N), scene.world.area_yaws - scene.world.agent_yaws)
+    rays = newest(env.step({BRAIN: np.zeros((N, 1), np.float32)})[BRAIN]).reshape(N, 2, 7, RAY)
+    low_ahead, high_ahead = rays[:, 0, 2], rays[:, 1, 2]
+    np.testing.assert_array_equal(low_ahead[:, 0], 1.0)
+    np.testing.assert_allclose(low_ahead[:, 4], 2.5 / 12.0, atol=1e-4)
+    assert np.all(high_ahead[:, 0] == 0.0) and np.all(high_ahead[:, 1] + high_ahead[:, 3] == 1.0)
+
+
+def test_reset_turns_the_area_and_spawns_clear_of_everything() -> None:
+    env = LocalEnvironment("PushBlock", seed=3)
+    env.reset()
+    scene: PushBlock = env.academy.scene
+    w = scene.world
+    areas = np.arange(N)
+    yaw_steps, goal_sides = [], []
+    for _ in range(6):
+        area_before, agent_before = w.area_yaws.copy(), w.agent_yaws.copy()
+        scene.agent_reset(areas)
+        turned = (w.area_yaws - area_before) % 360.0
+        assert np.all(np.isin(turned, [0.0, 90.0, 180.0, 270.0]))
+        np.testing.assert_allclose((w.agent_yaws - agent_before) % 360.0, turned)  # the agent turns along
+        yaw_steps.append(turned)
+        goal_sides.append(w.area_yaws.copy())
+        toward, across = goal_axes(w)
+        for position in (w.block_positions - scene.origins, w.agent_positions - scene.origins):
+            assert np.all(np.abs(position[:, [0, 2]]) <= 6.25)
+            assert np.all((position * toward).sum(1) <= 5.0 + 1e-9)  # the spawn box stays off the goal
+        # the agent's 2.5 x 2.5 spawn square was clear of the block (placed first)
+        gap = np.abs((w.block_positions - w.agent_positions)[:, [0, 2]])
+        assert np.all(np.max(gap - (2.5 + w.block_halves), axis=1) > 0.0)
+        np.testing.assert_allclose(w.block_velocities, 0.0)
+        np.testing.assert_allclose(w.agent_velocities, 0.0)
+    assert len(np.unique(np.concatenate(goal_sides))) == 4
+
+
+def test_block_drag_and_floor_friction_follow_unity_rules() -> None:
+    world = PushBlockWorld(1)
+    area = np.array([0])
+    world.place_agents(area, world.origins + [0.0, 1.0, -10.0])
+    world.place_blocks(area, world.origins + [0.0, 0.875, -3.0])
+    world.set_block_velocities(area, np.array([[5.0, 0.0, 0.0]]))
+    world.step()
+    # drag 0.5: v * (1 - 0.5 * 0.02); floor: Average(0.6, 0) = 0.3 -> minus 0.3 * 9.81 * 0.02
+    np.testing.assert_allclose(world.block_velocities[0], [5.0 * 0.99 - 0.3 * 9.81 * 0.02, 0.0, 0.0], atol=1e-9)
+
+    world.floor_mu[0] = 0.5 * (0.6 + 1.0)
+    world.block_decay[0] = 0.0  # a block_drag of 2000 clamps Unity's factor at 0
+    world.set_block_velocities(area, np.array([[5.0, 0.0, 0.0]]))
+    world.step()
+    np.testing.assert_allclose(world.block_velocities[0], 0.0, atol=1e-12)
+
+
+def test_agent_pushes_the_block() -> None:
+    world = PushBlockWorld(1)
+    area = np.array([0])
+    world.place_agents(area, world.origins + [0.0, 1.0, -6.0])
+    world.place_blocks(area, world.origins + [0.0, 0.875, -3.0])
+    gaps = []
+    for _ in range(30):
+        world.add_velocity(area, np.array([[0.0, 0.0, 2.0]]))
+        world.step()
+        # block back face at z - 1, agent nose tip at z + 0.6
+        gaps.append(world.block_positions[0, 2] - 1.0 - (world.agent_positions[0, 2] + 0.6))
+    assert world.block_positions[0, 2] > 0.0  # pushed 3 m and more toward the goal strip
+    assert world.block_positions[0, 0] == pytest.approx(0.0, abs=1e-9)  # straight: rotations frozen
+    # MuJoCo's soft contact lets the 12 m/s impact sink in a little, then they move together
+    assert min(gaps) > -0.2 and abs(gaps[-1]) < 0.02
+    assert world.block_velocities[0, 2] == pytest.approx(world.agent_velocities[0, 2], abs=0.5)
+
+
+def test_reset_parameters_take_effect_at_the_next_reset() -> None:
+    env = LocalEnvironment("PushBlock", seed=0)
+    env.reset()
+    scene: PushBlock = env.academy.scene
+    w = scene.world
+    np.testing.assert_allclose(w.block_halves, 1.0)
+    np.testing.assert_allclose(w.floor_mu, 0.3)
+    np.testing.assert_allclose(w.block_decay, 0.99)
+    env.reset({"block_scale": 3.0, "dynamic_friction": 1.0, "static_friction": 0.5, "block_drag": 10.0})
+    np.testing.assert_allclose(w.block_halves, 1.5)
+    block_geoms = w._block_geoms
+    np.testing.assert_allclose(w.model.geom_size[block_geoms, :2], 1.5)
+    np.testing.assert_allclose(w.floor_mu, 0.8)
+    np.testing.assert_allclose(scene.static_friction, 0.5)
+    np.testing.assert_allclose(w.block_decay, 0.8)
+    # the ray sensor sees the bigger block: 4 m in front of it the sphere touches after 4 - 1.5 - 0.5
+    toward, _ = goal_axes(w)
+    w.place_agents(np.arange(N), w.block_positions * [1, 0, 1] + [0, 1.0, 0] - 4.0 * toward)
+    w.turn(np.arange(N), w.area_yaws - w.agent_yaws)
+    rays = newest(env.step({BRAIN: np.zeros((N, 1), np.float32)})[BRAIN]).reshape(N, 2, 7, RAY)
+    np.testing.assert_allclose(rays[:, 0, 2, 4], 2.0 / 12.0, atol=1e-4)
+    with pytest.raises(ValueError, match="block_scale"):
+        w.set_block_scale(np.arange(N), 0.0)
+
+
+def test_goal_reward_and_step_penalty() -> None:
+    env = LocalEnvironment("PushBlock", seed=6)
+    batch = env.reset()[BRAIN]
+    batch = env.step({BRAIN: np.zeros((N, 1), np.float32)})[BRAIN]
+    np.testing.assert_allclose(batch.rewards, -5 / 5000, rtol=1e-5)
+    scene: PushBlock = env.academy.scene
+    w = scene.world
+    toward, _ = goal_axes(w)
+    areas = np.arange(N)
+    # block 0.5 m short of the goal strip (which starts 7.5 from the centre), agent behind it
+    w.place_blocks(areas, scene.origins + [0, 0.875, 0] + (7.5 - 1.0 - 0.5) * toward)
+    w.place_agents(areas, scene.origins + [0, 1.0, 0] + (7.5 - 1.0 - 0.5 - 1.0 - 0.7) * toward)
+    w.turn(areas, w.area_yaws - w.agent_yaws)
+    forward = np.ones((N, 1), np.float32)
+    for _ in range(3):
+        batch = env.step({BRAIN: forward})[BRAIN]
+        if batch.local_done.any():
+            break
+    assert batch.local_done.all() and not batch.max_reached.any()
+    # AddReward(+5) on top of the five -1/5000 step penalties of the decision
+    np.testing.assert_allclose(batch.rewards, 5.0 - 5 / 5000, rtol=1e-6)
+
+
+def test_push_toward_goal_reaches_the_benchmark() -> None:
+    env = LocalEnvironment("PushBlock", seed=1)
+    scene = env.academy.scene
+    scripted = run_episodes(env, lambda: push_toward_goal(scene), episodes=64, max_decisions=400)
+    assert len(scripted) >= 64
+    assert np.mean(scripted) >= 0.8 * BENCHMARK, scripted
+
+
+def test_random_policy_stays_far_below_the_benchmark() -> None:
+    # 1002 decisions: every agent finishes at least one 5000-step episode
+    rng = np.random.default_rng(0)
+    env = LocalEnvironment("PushBlock", seed=2)
+    random = run_episodes(env, lambda: rng.integers(0, 7, (N, 1)).astype(np.float32), episodes=N, max_decisions=1002)
+    assert len(random) >= N
+    assert np.mean(random) < 0.25 * BENCHMARK, random
+
+
+def test_same_seed_same_episode_and_different_seeds_differ() -> None:
+    def trajectory(seed: int) -> np.ndarray:
+        env = LocalEnvironment("PushBlock", seed=seed)
+        rng = np.random.default_rng(7)
+        frames = [env.reset()[BRAIN].vector_observations]
+        for _ in range(30):
+            frames.append(env.step({BRAIN: rng.integers(0, 7, (N, 1)).astype(np.float32)})[BRAIN].vector_observations)
+        return np.stack(frames)
+
+    first = trajectory(0)
+    np.testing.assert_array_equal(first, trajectory(0))
+    assert not np.array_equal(first, trajectory(1))
+
+
+def test_build_over_grpc_matches_the_in_process_scene() -> None:
+    from mlagents.envs.environment import UnityEnvironment
+
+    env = UnityEnvironment(str(BUILD), base_port=free_port_range(1), seed=3, no_graphics=True)
+    try:
+        assert env.academy_name == "Academy"
+        params = env.brains[BRAIN]
+        assert params.vector_action_space_type == "discrete"
+        assert params.vector_action_space_size == [7]
+        assert params.vector_observation_space_size == 70
+        assert params.num_stacked_vector_observations == 3
+        assert env.reset_parameters == pytest.approx(DEFAULTS)
+        config = {"block_scale": 3.0}
+        info = env.reset(train_mode=True, config=config)[BRAIN]
+        local = LocalEnvironment("PushBlock", seed=3)
+        expected = local.reset(config)[BRAIN]
+        assert len(info.agents) == N
+        np.testing.assert_allclose(info.vector_observations, expected.vector_observations, atol=1e-6)
+        np.testing.assert_allclose(local.academy.scene.world.block_halves, 1.5)
+        rng = np.random.default_rng(0)
+        for _ in range(3):
+            actions = rng.integers(0, 7, (N, 1)).astype(np.float32)
+            info = env.step({BRAIN: actions})[BRAIN]
+            expected = local.step({BRAIN: actions})[BRAIN]
+            np.testing.assert_allclose(info.vector_observations, expected.vector_observations, atol=1e-6)
+            np.testing.assert_allclose(info.rewards, expected.rewards, atol=1e-7)
+    finally:
+        env.close()
+
+
+class _NoOpPolicy:
+    """A Policy for the env managers: always action 0."""
+
+    def get_action(self, brain_info):  # type: ignore[no-untyped-def]
+        from mlagents.envs.action_info import ActionInfo
+
+        n = len(brain_info.agents)
+        return ActionInfo(action=np.zeros((n, 1), np.float32), memory=None, text=None, value=None, outputs={})
+
+
+def _make_env(build: str, base_port: int, worker_id: int):  # type: ignore[no-untyped-def]
+    from mlagents.envs.environment import UnityEnvironment
+
+    # seeds per worker come from the Python side; here simply the worker id
+    return UnityEnvironment(build, worker_id=worker_id, base_port=base_port, seed=worker_id, no_graphics=True)
+
+
+def test_two_workers_through_subprocess_env_manager() -> None:
+    from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
+
+    manager = SubprocessEnvManager(partial(_make_env, str(BUILD), free_port_range(2)), n_env=2)
+    try:
+        manager.set_policy(BRAIN, _NoOpPolicy())
+        first = manager.reset(train_mode=True)
+        observations = [step.current_all_brain_info[BRAIN].vector_observations for step in first]
+        assert all(obs.shape == (N, 210) for obs in observations)
+        assert not np.allclose(observations[0], observations[1])  # worker seeds differ
+        transitions = 0
+        while transitions < 4:
+            for step in manager.step():
+                info = step.current_all_brain_info[BRAIN]
+                assert len(info.agents) == N
+                np.testing.assert_allclose(info.rewards, -5 / 5000, rtol=1e-5)  # standing still
+                transitions += 1
+    finally:
+        manager.close()
