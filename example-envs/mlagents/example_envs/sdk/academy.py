@@ -388,6 +388,14 @@ class Academy:
                         f"(one row per agent of the last decision), got shape {array.shape}."
                     )
                 self._action[agents, :length] = array
+                # Unity overwrites every field of the agent's action from the reply: memories
+                # and text the reply does not carry for this brain become empty.
+                if self._memories.shape[1]:
+                    self._memories[agents] = 0.0
+                    self._memory_length[agents] = 0
+                if self._text_actions is not None:
+                    for agent in agents.tolist():
+                        self._text_actions[agent] = ""
         if message.memories:
             for name, values in message.memories.items():
                 b = self._brain_index.get(name)
