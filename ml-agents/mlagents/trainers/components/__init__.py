@@ -1,0 +1,1 @@
+"""Optional parts of a policy: reward signals (``components.reward_signals``)."""

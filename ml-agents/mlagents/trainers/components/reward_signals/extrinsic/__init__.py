@@ -1,0 +1,1 @@
+"""The extrinsic reward signal: the environment's own reward."""

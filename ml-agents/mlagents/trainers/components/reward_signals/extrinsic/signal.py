@@ -1,0 +1,26 @@
+"""The environment's reward, scaled: :class:`ExtrinsicRewardSignal`."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+
+from mlagents.trainers.components.reward_signals import RewardSignal, RewardSignalResult
+
+__all__ = ["ExtrinsicRewardSignal"]
+
+
+class ExtrinsicRewardSignal(RewardSignal):
+    """Reward = ``strength * next_info.rewards``; no network, no update.
+
+    Configuration keys: ``strength`` (required), ``gamma`` (required).
+    """
+
+    @classmethod
+    def check_config(cls, config_dict: Optional[Dict[str, Any]], param_keys: Optional[List[str]] = None) -> None:
+        super().check_config(config_dict, ["strength", "gamma"])
+
+    def evaluate(self, current_info: Any, next_info: Any) -> RewardSignalResult:
+        unscaled = np.asarray(next_info.rewards, dtype=np.float32).reshape(-1)
+        return RewardSignalResult(self.strength * unscaled, unscaled)

@@ -1,0 +1,352 @@
+"""The PPO policy: decisions, value estimates and gradient steps of one brain (:class:`PPOPolicy`).
+
+Every TensorFlow entry point is a ``tf.function`` with a fixed input signature (the batch dimension
+left open), so neither a new number of agents nor a new mini-batch size causes a retrace.
+
+Outputs of :meth:`PPOPolicy.evaluate` (numpy, agents on axis 0):
+
+=================== ========================================================================
+``action``          discrete: sampled int32 (n, n_branches); continuous: float32 (n, d) in [-1, 1]
+``log_probs``       discrete: raw logits (n, sum(branches)); continuous: per-dimension
+                    log-densities (n, d) (the 0.9 tensor ``action_probs``)
+``value_heads``     dict reward-signal name -> (n,)
+``value``           (n,) mean of the value heads
+``entropy``         (n,)
+``learning_rate``   float, lr(global_step)
+``pre_action``      continuous only: the unclipped sample (n, d)
+``random_normal_epsilon``  continuous only: the noise used (n, d)
+``memory_out``      recurrent only: the new memories (n, memory_size)
+=================== ========================================================================
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Dict, List, Sequence, Tuple
+
+import numpy as np
+import tensorflow as tf
+
+from mlagents.envs.brain import BrainInfo, BrainParameters
+from mlagents.trainers.adam import Adam
+from mlagents.trainers.components.reward_signals import RewardSignal
+from mlagents.trainers.components.reward_signals.reward_signal_factory import create_reward_signal
+from mlagents.trainers.models import EncoderType
+from mlagents.trainers.ppo.models import PPOModel
+from mlagents.trainers.tf_policy import TFPolicy, as_bool
+
+LOGGER = logging.getLogger("mlagents.trainers")
+
+__all__ = ["PPOPolicy"]
+
+
+class PPOPolicy(TFPolicy):
+    """Policy of the PPO trainer.
+
+    :param seed: seed of the weights and of the action sampling.
+    :param brain: the brain's parameters.
+    :param trainer_params: the brain's hyper-parameters (see the trainer configuration).
+    :param is_training: True when learning: the normalizer is updated at every decision.
+    :param load: restore the newest checkpoint of ``model_path`` (also when
+        ``trainer_params["load"]`` is true).
+    :raises UnityPolicyException: invalid memory size, no checkpoint to load, or a checkpoint that
+        does not fit.
+    :raises UnityTrainerException: an invalid ``reward_signals`` section.
+    :raises ValueError: an unknown ``vis_encode_type``.
+    """
+
+    def __init__(
+        self,
+        seed: int,
+        brain: BrainParameters,
+        trainer_params: Dict[str, Any],
+        is_training: bool,
+        load: bool = False,
+    ) -> None:
+        super().__init__(seed, brain, trainer_params)
+        reward_signal_configs: Dict[str, Any] = dict(trainer_params["reward_signals"])
+        self.is_training = bool(is_training)
+        load = bool(load) or as_bool(trainer_params.get("load", False))
+        self.model = PPOModel(
+            brain,
+            lr=float(trainer_params["learning_rate"]),
+            h_size=int(float(trainer_params["hidden_units"])),
+            epsilon=float(trainer_params["epsilon"]),
+            beta=float(trainer_params["beta"]),
+            max_step=float(trainer_params["max_steps"]),
+            normalize=self.normalize,
+            use_recurrent=self.use_recurrent,
+            num_layers=int(float(trainer_params["num_layers"])),
+            m_size=self.m_size,
+            seed=self.seed,
+            stream_names=list(reward_signal_configs.keys()),
+            vis_encode_type=EncoderType(trainer_params.get("vis_encode_type", "simple")),
+        )
+        self.reward_signals: Dict[str, RewardSignal] = {
+            name: create_reward_signal(self, self.model, name, config) for name, config in reward_signal_configs.items()
+        }
+        if trainer_params.get("pretraining"):
+            LOGGER.warning(
+                "Brain %s: the 'pretraining' section is not supported by this version and is ignored.",
+                brain.brain_name,
+            )
+        self.optimizer = Adam(self.model.trainable_variables)
+        self._build_functions()
+        if load:
+            self._load_graph()
+        else:
+            self._initialize_graph()
+
+    # ------------------------------------------------------------------ tf.functions
+
+    def _build_functions(self) -> None:
+        self._concrete_functions: Dict[str, Any] = {}
+        model = self.model
+        observation_spec = model.input_signature()
+        # While training, every decision also folds its observations into the normalizer (after the
+        # decision was computed with the old statistics), in the same call.
+        update_normalizer = self.is_training and model.normalizer is not None
+        if self.use_continuous_act:
+            epsilon_spec = tf.TensorSpec([None, model.act_size[0]], tf.float32)
+
+            def inference(inputs: Dict[str, tf.Tensor], epsilon: tf.Tensor) -> Dict[str, Any]:
+                outputs = self._inference_outputs(model.inference(inputs, epsilon))
+                if update_normalizer:
+                    model.normalizer.update(inputs["vector_observation"])
+                return outputs
+
+            self._inference_fn = tf.function(inference, input_signature=[observation_spec, epsilon_spec])
+        else:
+
+            def inference_discrete(inputs: Dict[str, tf.Tensor]) -> Dict[str, Any]:
+                outputs = self._inference_outputs(model.inference(inputs))
+                if update_normalizer:
+                    model.normalizer.update(inputs["vector_observation"])
+                return outputs
+
+            self._inference_fn = tf.function(inference_discrete, input_signature=[observation_spec])
+
+        def values(inputs: Dict[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
+            return model.forward(inputs, 1)["values"]
+
+        self._value_fn = tf.function(values, input_signature=[observation_spec])
+
+        if model.normalizer is not None:
+            normalizer = model.normalizer
+
+            def update_normalization(vector: tf.Tensor) -> tf.Tensor:
+                normalizer.update(vector)
+                return normalizer.normalization_steps.read_value()
+
+            self._normalize_fn = tf.function(
+                update_normalization, input_signature=[tf.TensorSpec([None, model.vec_obs_size], tf.float32)]
+            )
+
+        update_spec = dict(observation_spec)
+        update_spec["masks"] = tf.TensorSpec([None], tf.float32)
+        update_spec["advantages"] = tf.TensorSpec([None], tf.float32)
+        for name in model.stream_names:
+            update_spec[f"{name}_returns"] = tf.TensorSpec([None], tf.float32)
+            update_spec[f"{name}_value_estimates"] = tf.TensorSpec([None], tf.float32)
+        if self.use_continuous_act:
+            update_spec["actions_pre"] = tf.TensorSpec([None, model.act_size[0]], tf.float32)
+            update_spec["action_probs"] = tf.TensorSpec([None, model.act_size[0]], tf.float32)
+        else:
+            update_spec["actions"] = tf.TensorSpec([None, len(model.act_size)], tf.int32)
+            update_spec["action_probs"] = tf.TensorSpec([None, sum(model.act_size)], tf.float32)
+        sequence_length = self.sequence_length
+        optimizer = self.optimizer
+
+        def update_step(batch: Dict[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
+            variables = model.trainable_variables
+            with tf.GradientTape() as tape:
+                losses = model.losses(batch, sequence_length)
+            gradients = tape.gradient(losses["loss"], variables)
+            optimizer.apply_gradients(zip(gradients, variables), model.learning_rate())
+            return losses
+
+        self._update_fn = tf.function(update_step, input_signature=[update_spec])
+
+    def _inference_outputs(self, out: Dict[str, Any]) -> Dict[str, Any]:
+        result = {
+            "log_probs": out["action_probs"],
+            "value_heads": out["values"],
+            "value": out["value"],
+            "entropy": out["entropy"],
+            "learning_rate": self.model.learning_rate(),
+        }
+        if self.use_continuous_act:
+            result["action"] = out["action"]
+            result["pre_action"] = out["action_pre"]
+        else:
+            result["masked_log_probs"] = out["masked_log_probs"]
+        if self.use_recurrent:
+            result["memory_out"] = out["memory_out"]
+        return result
+
+    def _run(self, name: str, *args: Any) -> Any:
+        """Call the tf.function ``name`` through its concrete function (skips the per-call dispatch of
+        the polymorphic function, about a quarter of a small network's call time)."""
+        concrete = self._concrete_functions.get(name)
+        if concrete is None:
+            concrete = getattr(self, name).get_concrete_function()
+            self._concrete_functions[name] = concrete
+        return concrete(*args)
+
+    def tracing_counts(self) -> Dict[str, int]:
+        """How often each tf.function was traced (1 each after warm-up: no retracing per batch size)."""
+        functions = {"inference": self._inference_fn, "value": self._value_fn, "update": self._update_fn}
+        return {name: int(fn.experimental_get_tracing_count()) for name, fn in functions.items()}
+
+    # ------------------------------------------------------------------ decisions
+
+    def evaluate(self, brain_info: BrainInfo) -> Dict[str, Any]:
+        """Decide for every agent of ``brain_info`` (see the module docstring for the outputs).
+
+        When training with normalization, the normalizer then folds in this batch of observations
+        (one update per call, with the batch mean).
+        """
+        feed = self.observation_feed(brain_info)
+        n = len(brain_info.agents)
+        if self.use_continuous_act:
+            epsilon = self.rng.standard_normal((n, self.model.act_size[0])).astype(np.float32)
+            out = self._run("_inference_fn", feed, epsilon)
+        else:
+            out = self._run("_inference_fn", feed)
+        run_out: Dict[str, Any] = {
+            "log_probs": out["log_probs"].numpy(),
+            "value_heads": {name: value.numpy() for name, value in out["value_heads"].items()},
+            "value": out["value"].numpy(),
+            "entropy": out["entropy"].numpy(),
+            "learning_rate": float(out["learning_rate"].numpy()),
+        }
+        if self.use_continuous_act:
+            run_out["action"] = out["action"].numpy()
+            run_out["pre_action"] = out["pre_action"].numpy()
+            run_out["random_normal_epsilon"] = epsilon
+        else:
+            run_out["action"] = self.sample_discrete_actions(out["masked_log_probs"].numpy(), feed["action_masks"])
+        if self.use_recurrent:
+            run_out["memory_out"] = out["memory_out"].numpy()
+        return run_out
+
+    def sample_discrete_actions(self, log_probs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """One action per branch drawn from the masked log-probabilities (Gumbel-max).
+
+        A masked action is never drawn, unless every action of its branch is masked (then the branch
+        is drawn from the log-probabilities as they are).
+
+        :param log_probs: (n, sum(branches)) masked log-probabilities.
+        :param masks: (n, sum(branches)), 1 allowed / 0 masked.
+        :returns: int32 (n, n_branches).
+        """
+        n = log_probs.shape[0]
+        act_size = self.model.act_size
+        actions = np.empty((n, len(act_size)), dtype=np.int32)
+        start = 0
+        for k, size in enumerate(act_size):
+            branch = log_probs[:, start : start + size]
+            allowed = masks[:, start : start + size] > 0
+            allowed |= ~allowed.any(axis=1, keepdims=True)
+            scores = np.where(allowed, branch + self.rng.gumbel(size=branch.shape), -np.inf)
+            actions[:, k] = np.argmax(scores, axis=1)
+            start += size
+        return actions
+
+    def update_normalization(self, vector_obs: np.ndarray) -> None:
+        """Fold the batch mean of ``vector_obs`` (n, vec_size) into the running statistics."""
+        if self.model.normalizer is not None and len(vector_obs) > 0:
+            self._run("_normalize_fn", np.asarray(vector_obs, dtype=np.float32))
+
+    def get_value_estimates(self, brain_info: BrainInfo, idx: int, done: bool) -> Dict[str, float]:
+        """Value estimate of each head for agent ``idx`` of ``brain_info`` (no normalizer update).
+
+        :param done: the episode ended for good: heads of signals that use terminal states give 0.
+        """
+        values = self.get_batched_value_estimates([(brain_info, idx)], [done])
+        return {name: float(value[0]) for name, value in values.items()}
+
+    def get_batched_value_estimates(
+        self, rows: Sequence[Tuple[BrainInfo, int]], dones: Sequence[bool]
+    ) -> Dict[str, np.ndarray]:
+        """:meth:`get_value_estimates` for several agents at once, in one network call.
+
+        :param rows: (brain_info, agent index) per agent.
+        :param dones: per agent, whether its episode ended for good.
+        :returns: name -> float32 (len(rows),).
+        """
+        feeds: List[Dict[str, np.ndarray]] = []
+        groups: Dict[int, Tuple[BrainInfo, List[int]]] = {}
+        for info, idx in rows:
+            groups.setdefault(id(info), (info, []))[1].append(idx)
+        order: List[int] = []
+        for info, indices in groups.values():
+            feeds.append(self.observation_feed(info, indices))
+            order.extend(indices)
+        feed = feeds[0] if len(feeds) == 1 else {key: np.concatenate([f[key] for f in feeds]) for key in feeds[0]}
+        values = {name: value.numpy() for name, value in self._run("_value_fn", feed).items()}
+        # Rows were grouped by BrainInfo; put them back in the caller's order.
+        position: Dict[Tuple[int, int], int] = {}
+        cursor = 0
+        for info, indices in groups.values():
+            for idx in indices:
+                position[(id(info), idx)] = cursor
+                cursor += 1
+        gather = np.asarray([position[(id(info), idx)] for info, idx in rows], dtype=np.int64)
+        done_mask = np.asarray(dones, dtype=bool)
+        result = {}
+        for name, value in values.items():
+            value = value[gather]
+            if self.reward_signals[name].use_terminal_states:
+                value = np.where(done_mask, 0.0, value).astype(np.float32)
+            result[name] = value
+        return result
+
+    # ------------------------------------------------------------------ learning
+
+    def update(self, mini_batch: Dict[str, np.ndarray], num_sequences: int) -> Dict[str, float]:
+        """One Adam step of PPO on ``mini_batch``, then the updates of the reward signals.
+
+        :param mini_batch: buffer field name -> array of n steps (``vector_obs``, ``visual_obs{i}``,
+            ``memory``, ``prev_action``, ``action_mask``, ``actions``/``actions_pre``,
+            ``action_probs``, ``masks``, ``advantages``, ``{k}_returns``, ``{k}_value_estimates``).
+        :param num_sequences: sequences in the batch (n / sequence_length).
+        :returns: ``value_loss``, ``policy_loss`` (absolute value) and the signals' statistics.
+        """
+        batch = self.update_feed(mini_batch)
+        losses = self._run("_update_fn", batch)
+        stats = {
+            "value_loss": float(losses["value_loss"].numpy()),
+            "policy_loss": abs(float(losses["policy_loss"].numpy())),
+        }
+        for signal in self.reward_signals.values():
+            stats.update(signal.update(mini_batch, num_sequences))
+        return stats
+
+    def update_feed(self, mini_batch: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+        """The inputs of the update step from buffer fields."""
+        feed: Dict[str, np.ndarray] = {}
+        n = len(mini_batch["masks"])
+        if self.use_vec_obs:
+            feed["vector_observation"] = np.asarray(mini_batch["vector_obs"], dtype=np.float32).reshape(n, -1)
+        for i in range(self.vis_obs_size):
+            feed[f"visual_observation_{i}"] = np.asarray(mini_batch[f"visual_obs{i}"], dtype=np.float32)
+        if self.use_recurrent:
+            memory = np.asarray(mini_batch["memory"], dtype=np.float32).reshape(n, -1)
+            feed["recurrent_in"] = memory[:: self.sequence_length]
+        feed["masks"] = np.asarray(mini_batch["masks"], dtype=np.float32).reshape(n)
+        feed["advantages"] = np.asarray(mini_batch["advantages"], dtype=np.float32).reshape(n)
+        for name in self.model.stream_names:
+            feed[f"{name}_returns"] = np.asarray(mini_batch[f"{name}_returns"], dtype=np.float32).reshape(n)
+            feed[f"{name}_value_estimates"] = np.asarray(
+                mini_batch[f"{name}_value_estimates"], dtype=np.float32
+            ).reshape(n)
+        feed["action_probs"] = np.asarray(mini_batch["action_probs"], dtype=np.float32).reshape(n, -1)
+        if self.use_continuous_act:
+            feed["actions_pre"] = np.asarray(mini_batch["actions_pre"], dtype=np.float32).reshape(n, -1)
+        else:
+            feed["actions"] = np.asarray(mini_batch["actions"]).reshape(n, -1).astype(np.int32)
+            feed["action_masks"] = np.asarray(mini_batch["action_mask"], dtype=np.float32).reshape(n, -1)
+            if self.use_recurrent:
+                feed["prev_action"] = np.asarray(mini_batch["prev_action"]).reshape(n, -1).astype(np.int32)
+        return feed
