@@ -38,8 +38,19 @@ apart as inactive contacts, without pushing before real contact.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import mujoco
 import numpy as np
+
+from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, SceneSpec
+
+if TYPE_CHECKING:
+    from .sdk.ray_perception import CastWorld
+
+#: an axis-aligned box in an area's frame (Unity axes): centre, half extents
+AreaBox = tuple[Sequence[float], Sequence[float]]
 
 #: the fixed physics step of every example (s)
 TIMESTEP = 0.02
@@ -55,6 +66,12 @@ PRISM_HALF_HEIGHT = 50.0
 #: the base's points from its centre is 0.3826 a, the inertia m a^2 / 6, so the angular
 #: deceleration is 6 * 0.3826 * mu * g / a
 _SQUARE_SPIN_FACTOR = 6.0 * 0.3826
+
+#: MJCF attributes of static geoms: these collide with the moving geoms (which keep the default
+#: contype 1, conaffinity 1) but not with each other
+STATIC_COLLIDER = {"contype": 1, "conaffinity": 0}
+#: MJCF of the two slide joints of a planar body: along Unity x and Unity z (MuJoCo x and y)
+PLANAR_SLIDES = '<joint type="slide" axis="1 0 0"/><joint type="slide" axis="0 1 0"/>'
 
 _SWAP = [0, 2, 1]
 
@@ -88,6 +105,32 @@ def linear_drag_factor(drag: float | np.ndarray) -> np.ndarray:
     return np.maximum(0.0, 1.0 - np.asarray(drag, dtype=np.float64) * TIMESTEP)
 
 
+def velocity_changes(yaw_deg: np.ndarray, forward: np.ndarray, strafe: np.ndarray | None = None) -> np.ndarray:
+    """Unity velocity changes ``(k, 3)`` (m/s) of ``forward`` ``(k,)`` m/s along
+    ``transform.forward`` plus ``strafe`` ``(k,)`` m/s along ``transform.right``, for yaws
+    ``(k,)`` in degrees."""
+    delta = forward_vectors(yaw_deg) * forward[:, None]
+    if strafe is not None:
+        delta = delta + right_vectors(yaw_deg) * strafe[:, None]
+    return delta
+
+
+def area_origins(num_areas: int, spacing: float) -> np.ndarray:
+    """Unity positions ``(num_areas, 3)`` of area origins ``spacing`` m apart along x (far
+    enough that the areas never interact)."""
+    return np.stack([spacing * np.arange(num_areas), np.zeros(num_areas), np.zeros(num_areas)], axis=1)
+
+
+def add_area_boxes(
+    cast_world: CastWorld, origins: np.ndarray, boxes: Sequence[AreaBox], tag: str | None, areas: np.ndarray
+) -> None:
+    """Add to a ray-perception ``CastWorld`` one unrotated box per area for each (centre, half
+    extents) of ``boxes``, given in the area frame (Unity axes), with ``tag`` (None: seen by
+    no ray tag); ``origins`` ``(n, 3)`` and ``areas`` ``(n,)`` name the areas."""
+    for center, half in boxes:
+        cast_world.add_boxes(origins + center, np.tile(half, (len(origins), 1)), 0.0, tag, areas)
+
+
 def _fmt(values) -> str:
     return " ".join(f"{float(v):.6g}" for v in np.ravel(values))
 
@@ -104,6 +147,28 @@ def prism_geom(name: str, center_xz: tuple[float, float], half_xz: tuple[float, 
     center = np.array([center_xz[0], 0.0, center_xz[1]])
     half = np.array([half_xz[0], PRISM_HALF_HEIGHT, half_xz[1]])
     return box_geom(name, center, half, **attributes)
+
+
+def wall_prisms(walls: Sequence[AreaBox], origin: np.ndarray, area: int) -> list[str]:
+    """MJCF of the static collision prisms ``wall{w}_{area}`` of one area: ``walls`` are
+    (centre, half extents) pairs in the area frame, ``origin`` ``(3,)`` the area's origin."""
+    geoms = []
+    for w, (center, half) in enumerate(walls):
+        c = origin + center
+        geoms.append(prism_geom(f"wall{w}_{area}", (c[0], c[2]), (half[0], half[2]), **STATIC_COLLIDER))
+    return geoms
+
+
+def planar_model_xml(name: str, static: list[str], bodies: list[str]) -> str:
+    """MJCF of a planar model: no gravity (see the module docstring), the fixed step, Unity's
+    default friction on every geom, then the ``static`` geoms and the ``bodies``."""
+    return (
+        f'<mujoco model="{name}">'
+        f'<option timestep="{TIMESTEP}" gravity="0 0 0" cone="elliptic"/>'
+        f'<default><geom friction="{DEFAULT_FRICTION} 0.005 0.0001" contype="1" conaffinity="1"/></default>'
+        f'<worldbody>{"".join(static)}{"".join(bodies)}</worldbody>'
+        "</mujoco>"
+    )
 
 
 def floor_friction(velocity_xz: np.ndarray, mu_g: np.ndarray | float) -> np.ndarray:
@@ -155,6 +220,14 @@ class ContactRoles:
         self.role[geoms] = role
         self.area[geoms] = areas
 
+    def assign_per_area(self, model: mujoco.MjModel, prefix: str, role: int) -> np.ndarray:
+        """Give the geoms named ``{prefix}{i}`` the ``role`` and area ``i``, for every area;
+        returns their ids int64 ``(num_areas,)``."""
+        areas = np.arange(self.num_areas)
+        geoms = geom_ids(model, [f"{prefix}{i}" for i in areas])
+        self.assign(geoms, role, areas)
+        return geoms
+
     def forget(self, areas: np.ndarray) -> None:
         """Mark the pairs of ``areas`` as apart (after a teleport)."""
         self.touching[:, areas] = False
@@ -182,6 +255,100 @@ class ContactRoles:
         entered = close & ~self.touching
         self.touching = now
         return entered
+
+
+class PlanarWorld:
+    """Base of the planar worlds: ``num_areas`` areas ``spacing`` m apart in one MuJoCo model
+    (built by the subclass's ``_xml``) whose joints are ``dofs`` per area in area order, the
+    first two the slides of the area's agent along Unity x and z. Unity frame in and out;
+    the agent's centre stays at ``agent_height``. Subclasses provide ``_xml``, ``agent_yaws``
+    and ``turn``."""
+
+    def __init__(self, num_areas: int, spacing: float, dofs: int, agent_height: float) -> None:
+        self.num_areas = num_areas
+        self.agent_height = agent_height
+        self.origins = area_origins(num_areas, spacing)
+        self.model = mujoco.MjModel.from_xml_string(self._xml())
+        self.data = mujoco.MjData(self.model)
+        # qpos/qvel per area, columns as the subclass declares its joints
+        self._qpos = self.data.qpos.reshape(num_areas, dofs)
+        self._qvel = self.data.qvel.reshape(num_areas, dofs)
+
+    def _xml(self) -> str:
+        raise NotImplementedError
+
+    def _unity_points(self, columns: int, height: float) -> np.ndarray:
+        """Unity positions ``(num_areas, 3)`` from the qpos ``columns`` and ``columns + 1``."""
+        q = self._qpos
+        return np.stack([q[:, columns], np.full(self.num_areas, height), q[:, columns + 1]], axis=1)
+
+    def _unity_velocities(self, columns: int) -> np.ndarray:
+        """Unity velocities ``(num_areas, 3)`` (m/s) from the qvel ``columns`` and ``columns + 1``."""
+        v = self._qvel
+        return np.stack([v[:, columns], np.zeros(self.num_areas), v[:, columns + 1]], axis=1)
+
+    @property
+    def agent_positions(self) -> np.ndarray:
+        """Agent centres ``(num_areas, 3)``."""
+        return self._unity_points(0, self.agent_height)
+
+    @property
+    def agent_velocities(self) -> np.ndarray:
+        """Agent linear velocities ``(num_areas, 3)`` (m/s)."""
+        return self._unity_velocities(0)
+
+    #: agent yaws ``(num_areas,)`` in degrees (Unity sense), kept by the subclass
+    agent_yaws: np.ndarray
+
+    def turn(self, areas: np.ndarray, degrees: np.ndarray) -> None:
+        """transform.Rotate about up: add ``degrees`` ``(k,)`` to the agents' yaw."""
+        raise NotImplementedError
+
+    def add_velocity(self, areas: np.ndarray, delta_v: np.ndarray) -> None:
+        """ForceMode.VelocityChange: add the horizontal part of Unity ``delta_v`` ``(k, 3)``."""
+        self._qvel[areas, 0] += delta_v[:, 0]
+        self._qvel[areas, 1] += delta_v[:, 2]
+
+    def move(
+        self, areas: np.ndarray, turn_deg: np.ndarray, forward: np.ndarray, strafe: np.ndarray | None = None
+    ) -> None:
+        """An agent action as the examples apply it: turn by ``turn_deg`` ``(k,)``, then add a
+        velocity change of ``forward`` (and ``strafe``) ``(k,)`` m/s along the new facing."""
+        self.turn(areas, turn_deg)
+        self.add_velocity(areas, velocity_changes(self.agent_yaws[areas], forward, strafe))
+
+
+def one_brain_spec(
+    brain: str,
+    observation_size: int,
+    stacked: int,
+    num_actions: int,
+    num_agents: int,
+    max_step: int,
+    decision_interval: int,
+    reset_parameters: dict[str, float],
+    training_configuration: EngineConfiguration,
+) -> SceneSpec:
+    """The spec of a box-arena scene (academy "Academy"): one brain with ``observation_size``
+    floats stacked ``stacked`` times and one discrete branch of ``num_actions``, driven by
+    ``num_agents`` agents (one per area); Unity's default inference configuration."""
+    return SceneSpec(
+        academy_name="Academy",
+        brains=[
+            BrainSpec(
+                name=brain,
+                vector_observation_size=observation_size,
+                vector_action_space_type="discrete",
+                vector_action_size=(num_actions,),
+                num_stacked_vector_observations=stacked,
+                vector_action_descriptions=("",) * num_actions,
+            )
+        ],
+        agents=[AgentGroup(brain, num_agents, max_step=max_step, decision_interval=decision_interval)],
+        reset_parameters=reset_parameters,
+        training_configuration=training_configuration,
+        inference_configuration=EngineConfiguration(1280, 720, 5, 1.0, 60),
+    )
 
 
 def rectangles_overlap(

@@ -32,17 +32,23 @@ import numpy as np
 from .box_arena import (
     DEFAULT_FRICTION,
     EVENT_RELEASE,
+    PLANAR_SLIDES,
+    STATIC_COLLIDER,
     TIMESTEP,
     ContactRoles,
+    PlanarWorld,
+    add_area_boxes,
     floor_friction,
-    geom_ids,
     linear_drag_factor,
+    one_brain_spec,
+    planar_model_xml,
     prism_geom,
     spin_friction,
     to_mujoco,
+    wall_prisms,
 )
 from .sdk.ray_perception import CastWorld, RayPerception
-from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
+from .sdk.scene import EngineConfiguration, Scene, SceneSpec
 
 NUM_AGENTS = 16
 MAX_STEP = 3000
@@ -89,12 +95,7 @@ _TURN = np.array([0.0, 0.0, 0.0, TURN_DEGREES, -TURN_DEGREES])
 _FORWARD = np.array([0.0, 1.0, -1.0, 0.0, 0.0])
 
 
-def area_origins(num_areas: int) -> np.ndarray:
-    """Unity positions ``(num_areas, 3)`` of the area origins."""
-    return np.stack([AREA_SPACING * np.arange(num_areas), np.zeros(num_areas), np.zeros(num_areas)], axis=1)
-
-
-class HallwayWorld:
+class HallwayWorld(PlanarWorld):
     """The physics of ``num_areas`` halls in one planar MuJoCo model (Unity frame in and out).
 
     Agents slide in x and z and turn about a free yaw hinge; their height stays 1.0
@@ -102,21 +103,17 @@ class HallwayWorld:
     """
 
     def __init__(self, num_areas: int) -> None:
-        self.num_areas = n = num_areas
-        self.origins = area_origins(n)
-        self.model = mujoco.MjModel.from_xml_string(self._xml())
-        self.data = mujoco.MjData(self.model)
         # qpos per agent: MuJoCo x, y (= Unity x, z) and the yaw hinge (radians, Unity sense)
-        self._qpos = self.data.qpos.reshape(n, 3)
-        self._qvel = self.data.qvel.reshape(n, 3)
+        super().__init__(num_areas, AREA_SPACING, dofs=3, agent_height=AGENT_HEIGHT)
+        n = num_areas
         self._orange_mocap = np.arange(n)
         self._red_mocap = np.arange(n, 2 * n)
         self.roles = ContactRoles(self.model, n, [(_ROLE_AGENT, _ROLE_GOAL_LEFT), (_ROLE_AGENT, _ROLE_GOAL_RIGHT)])
         areas = np.arange(n)
-        self.roles.assign(geom_ids(self.model, [f"agent{i}" for i in areas]), _ROLE_AGENT, areas)
-        self.roles.assign(geom_ids(self.model, [f"nose{i}" for i in areas]), _ROLE_AGENT, areas)
-        self.roles.assign(geom_ids(self.model, [f"goal_left{i}" for i in areas]), _ROLE_GOAL_LEFT, areas)
-        self.roles.assign(geom_ids(self.model, [f"goal_right{i}" for i in areas]), _ROLE_GOAL_RIGHT, areas)
+        self.roles.assign_per_area(self.model, "agent", _ROLE_AGENT)
+        self.roles.assign_per_area(self.model, "nose", _ROLE_AGENT)
+        self.roles.assign_per_area(self.model, "goal_left", _ROLE_GOAL_LEFT)
+        self.roles.assign_per_area(self.model, "goal_right", _ROLE_GOAL_RIGHT)
         self._linear_decay = float(linear_drag_factor(AGENT_DRAG))
         self._angular_decay = float(linear_drag_factor(AGENT_ANGULAR_DRAG))
         self.place_agents(areas, self.origins + [0.0, AGENT_HEIGHT, -27.3], np.zeros(n))
@@ -124,18 +121,14 @@ class HallwayWorld:
 
     def _xml(self) -> str:
         static, bodies = [], []
-        # static geoms collide only with moving ones: contype 1 / conaffinity 0 vs 1 / 1
-        fixed = {"contype": 1, "conaffinity": 0}
         for i, origin in enumerate(self.origins):
-            for w, (center, half) in enumerate(WALLS):
-                c = origin + center
-                static.append(prism_geom(f"wall{w}_{i}", (c[0], c[2]), (half[0], half[2]), **fixed))
+            static.extend(wall_prisms(WALLS, origin, i))
             for side, sign in (("left", -1.0), ("right", 1.0)):
                 c = origin + GOAL_CENTER + np.array([sign * GOAL_X, 0.0, 0.0])
                 static.append(
                     prism_geom(
                         f"goal_{side}{i}", (c[0], c[2]), (GOAL_HALF[0], GOAL_HALF[2]),
-                        gap=EVENT_RELEASE, **fixed,
+                        gap=EVENT_RELEASE, **STATIC_COLLIDER,
                     )
                 )
         block_friction = f"{BLOCK_FRICTION} 0.005 0.0001"
@@ -146,7 +139,7 @@ class HallwayWorld:
                     f'<body name="{colour}{i}" mocap="true" pos="{pos[0]} {pos[1]} {pos[2]}">'
                     + prism_geom(
                         f"{colour}_block{i}", (0.0, 0.0), (BLOCK_HALF[0], BLOCK_HALF[2]),
-                        friction=block_friction, priority=1, **fixed,
+                        friction=block_friction, priority=1, **STATIC_COLLIDER,
                     )
                     + "</body>"
                 )
@@ -154,35 +147,17 @@ class HallwayWorld:
         for i in range(self.num_areas):
             bodies.append(
                 f'<body name="agent_body{i}" pos="0 0 {AGENT_HEIGHT}">'
-                '<joint type="slide" axis="1 0 0"/><joint type="slide" axis="0 1 0"/>'
-                '<joint type="hinge" axis="0 0 -1"/>'
+                + PLANAR_SLIDES
+                + '<joint type="hinge" axis="0 0 -1"/>'
                 f'<inertial pos="0 0 0" mass="{AGENT_MASS}" diaginertia="{inertia} {inertia} {inertia}"/>'
                 + prism_geom(f"agent{i}", (0.0, 0.0), (AGENT_HALF[0], AGENT_HALF[2]))
                 + prism_geom(f"nose{i}", (NOSE_CENTER[0], NOSE_CENTER[2]), (NOSE_HALF[0], NOSE_HALF[2]))
                 + "</body>"
             )
-        return (
-            '<mujoco model="Hallway">'
-            f'<option timestep="{TIMESTEP}" gravity="0 0 0" cone="elliptic"/>'
-            f'<default><geom friction="{DEFAULT_FRICTION} 0.005 0.0001" contype="1" conaffinity="1"/></default>'
-            f'<worldbody>{"".join(static)}{"".join(bodies)}</worldbody>'
-            "</mujoco>"
-        )
+        return planar_model_xml("Hallway", static, bodies)
 
     # ---- state (Unity frame) ----
-    @property
-    def agent_positions(self) -> np.ndarray:
-        """Agent centres ``(num_areas, 3)``."""
-        q = self._qpos
-        return np.stack([q[:, 0], np.full(self.num_areas, AGENT_HEIGHT), q[:, 1]], axis=1)
-
-    @property
-    def agent_velocities(self) -> np.ndarray:
-        """Agent linear velocities ``(num_areas, 3)`` (m/s)."""
-        v = self._qvel
-        return np.stack([v[:, 0], np.zeros(self.num_areas), v[:, 1]], axis=1)
-
-    @property
+    @property  # type: ignore[override]
     def agent_yaws(self) -> np.ndarray:
         """Agent yaws ``(num_areas,)`` in degrees (Unity sense)."""
         return np.degrees(self._qpos[:, 2])
@@ -206,11 +181,6 @@ class HallwayWorld:
         """transform.Rotate about up: add ``degrees`` ``(k,)`` to the agents' yaw."""
         self._qpos[areas, 2] += np.radians(degrees)
 
-    def add_velocity(self, areas: np.ndarray, delta_v: np.ndarray) -> None:
-        """ForceMode.VelocityChange: add the horizontal part of Unity ``delta_v`` ``(k, 3)``."""
-        self._qvel[areas, 0] += delta_v[:, 0]
-        self._qvel[areas, 1] += delta_v[:, 2]
-
     def step(self) -> np.ndarray:
         """Drag and floor friction, one 0.02 s MuJoCo step, then the goal collision-enter
         events: bool ``(2, num_areas)`` (row 0: left goal at x = -7, row 1: right goal at +7)."""
@@ -231,22 +201,10 @@ class Hallway(Scene):
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return SceneSpec(
-            academy_name="Academy",
-            brains=[
-                BrainSpec(
-                    name=cls.brain_name,
-                    vector_observation_size=OBSERVATION_SIZE,
-                    vector_action_space_type="discrete",
-                    vector_action_size=(5,),
-                    num_stacked_vector_observations=3,
-                    vector_action_descriptions=("", "", "", "", ""),
-                )
-            ],
-            agents=[AgentGroup(cls.brain_name, NUM_AGENTS, max_step=MAX_STEP, decision_interval=DECISION_INTERVAL)],
-            reset_parameters={},
-            training_configuration=EngineConfiguration(128, 128, 0, 20.0, -1),
-            inference_configuration=EngineConfiguration(1280, 720, 5, 1.0, 60),
+        return one_brain_spec(
+            cls.brain_name, OBSERVATION_SIZE, stacked=3, num_actions=5,
+            num_agents=NUM_AGENTS, max_step=MAX_STEP, decision_interval=DECISION_INTERVAL,
+            reset_parameters={}, training_configuration=EngineConfiguration(128, 128, 0, 20.0, -1),
         )
 
     def initialize(self) -> None:
@@ -267,9 +225,8 @@ class Hallway(Scene):
         self.cast_world.add_boxes(np.zeros((n, 3)), np.tile(GOAL_HALF, (n, 1)), 0.0, "redGoal", self.areas)
         self.cast_world.add_boxes(self.orange_block, np.tile(BLOCK_HALF, (n, 1)), 0.0, "orangeBlock", self.areas)
         self.cast_world.add_boxes(self.red_block, np.tile(BLOCK_HALF, (n, 1)), 0.0, "redBlock", self.areas)
-        for center, half in WALLS:
-            self.cast_world.add_boxes(self.origins + center, np.tile(half, (n, 1)), 0.0, "wall", self.areas)
-        self.cast_world.add_boxes(self.origins + GROUND[0], np.tile(GROUND[1], (n, 1)), 0.0, None, self.areas)
+        add_area_boxes(self.cast_world, self.origins, WALLS, "wall", self.areas)
+        add_area_boxes(self.cast_world, self.origins, [GROUND], None, self.areas)
         self._sync_cast_world()
         self.sensor = RayPerception(RAY_DISTANCE, RAY_ANGLES, DETECTABLE_TAGS)
 
@@ -319,12 +276,7 @@ class Hallway(Scene):
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
         self.academy.add_reward(agents, STEP_PENALTY)
         action = actions[:, 0].astype(np.int64)
-        self.world.turn(agents, _TURN[action])
-        theta = np.radians(self.world.agent_yaws[agents])
-        speed = _FORWARD[action] * RUN_SPEED
-        # transform.forward = (sin yaw, 0, cos yaw) in Unity axes
-        delta_v = np.stack([speed * np.sin(theta), np.zeros_like(theta), speed * np.cos(theta)], axis=1)
-        self.world.add_velocity(agents, delta_v)
+        self.world.move(agents, _TURN[action], _FORWARD[action] * RUN_SPEED)
 
     def physics_step(self) -> None:
         entered = self.world.step()

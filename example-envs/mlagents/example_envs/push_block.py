@@ -32,18 +32,24 @@ import numpy as np
 from .box_arena import (
     DEFAULT_FRICTION,
     EVENT_RELEASE,
+    PLANAR_SLIDES,
+    STATIC_COLLIDER,
     TIMESTEP,
     ContactRoles,
+    PlanarWorld,
+    add_area_boxes,
     body_ids,
     floor_friction,
-    geom_ids,
     linear_drag_factor,
+    one_brain_spec,
+    planar_model_xml,
     prism_geom,
     rectangles_overlap,
+    wall_prisms,
     yaw_quaternions,
 )
 from .sdk.ray_perception import CastWorld, RayPerception, yaw_rotate
-from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
+from .sdk.scene import EngineConfiguration, Scene, SceneSpec
 
 NUM_AGENTS = 32
 MAX_STEP = 5000
@@ -92,17 +98,12 @@ _FORWARD = np.array([0.0, 1.0, -1.0, 0.0, 0.0, 0.0, 0.0])
 _STRAFE = np.array([0.0, 0.0, 0.0, 0.0, 0.0, -STRAFE_SCALE, STRAFE_SCALE])
 
 
-def area_origins(num_areas: int) -> np.ndarray:
-    """Unity positions ``(num_areas, 3)`` of the area origins (= ground centres)."""
-    return np.stack([AREA_SPACING * np.arange(num_areas), np.zeros(num_areas), np.zeros(num_areas)], axis=1)
-
-
 def ground_friction(dynamic_friction: float) -> float:
     """Coefficient between the default material (0.6) and the ground, Average combine."""
     return 0.5 * (DEFAULT_FRICTION + dynamic_friction)
 
 
-class PushBlockWorld:
+class PushBlockWorld(PlanarWorld):
     """The physics of ``num_areas`` push-block areas in one planar MuJoCo model.
 
     Unity frame in and out. Agent and block heights are fixed (1.0 and 0.875); the agent's
@@ -110,19 +111,14 @@ class PushBlockWorld:
     """
 
     def __init__(self, num_areas: int) -> None:
-        self.num_areas = n = num_areas
-        self.origins = area_origins(n)
-        self.model = mujoco.MjModel.from_xml_string(self._xml())
-        self.data = mujoco.MjData(self.model)
-        # qpos/qvel per area: agent MuJoCo x, y (= Unity x, z), block x, y
-        self._qpos = self.data.qpos.reshape(n, 4)
-        self._qvel = self.data.qvel.reshape(n, 4)
+        # qpos/qvel per area (area origins = ground centres): agent MuJoCo x, y (= Unity x, z), block x, y
+        super().__init__(num_areas, AREA_SPACING, dofs=4, agent_height=AGENT_HEIGHT)
+        n = num_areas
         areas = np.arange(n)
         self._agent_frames = body_ids(self.model, [f"agent_frame{i}" for i in areas])
-        self._block_geoms = geom_ids(self.model, [f"block{i}" for i in areas])
         self.roles = ContactRoles(self.model, n, [(_ROLE_BLOCK, _ROLE_GOAL)])
-        self.roles.assign(self._block_geoms, _ROLE_BLOCK, areas)
-        self.roles.assign(geom_ids(self.model, [f"goal{i}" for i in areas]), _ROLE_GOAL, areas)
+        self._block_geoms = self.roles.assign_per_area(self.model, "block", _ROLE_BLOCK)
+        self.roles.assign_per_area(self.model, "goal", _ROLE_GOAL)
         self.agent_yaws = np.zeros(n)
         self.area_yaws = np.zeros(n)
         self.block_halves = np.zeros((n, 2))  # (x, z) half sizes
@@ -137,62 +133,41 @@ class PushBlockWorld:
 
     def _xml(self) -> str:
         static, bodies = [], []
-        fixed = {"contype": 1, "conaffinity": 0}  # static geoms collide only with moving ones
         for i, origin in enumerate(self.origins):
-            for w, (center, half) in enumerate(WALLS):
-                c = origin + center
-                static.append(prism_geom(f"wall{w}_{i}", (c[0], c[2]), (half[0], half[2]), **fixed))
+            static.extend(wall_prisms(WALLS, origin, i))
             bodies.append(
                 f'<body name="goal_body{i}" mocap="true" pos="{origin[0]} {origin[2]} 0">'
-                + prism_geom(f"goal{i}", (0.0, 0.0), (GOAL[1][0], GOAL[1][2]), gap=EVENT_RELEASE, **fixed)
+                + prism_geom(f"goal{i}", (0.0, 0.0), (GOAL[1][0], GOAL[1][2]), gap=EVENT_RELEASE, **STATIC_COLLIDER)
                 + "</body>"
             )
         for i in range(self.num_areas):
             # the agent's yaw lives on a jointless child frame, so the slides stay world-aligned
             bodies.append(
                 f'<body name="agent{i}" pos="0 0 {AGENT_HEIGHT}">'
-                '<joint type="slide" axis="1 0 0"/><joint type="slide" axis="0 1 0"/>'
-                f'<inertial pos="0 0 0" mass="{AGENT_MASS}" diaginertia="1 1 1"/>'
+                + PLANAR_SLIDES
+                + f'<inertial pos="0 0 0" mass="{AGENT_MASS}" diaginertia="1 1 1"/>'
                 f'<body name="agent_frame{i}">'
                 + prism_geom(f"agent_box{i}", (0.0, 0.0), (AGENT_HALF[0], AGENT_HALF[2]), mass=0)
                 + prism_geom(f"nose{i}", (NOSE_CENTER[0], NOSE_CENTER[2]), (NOSE_HALF[0], NOSE_HALF[2]), mass=0)
                 + "</body></body>"
                 f'<body name="block_body{i}" pos="0 0 {BLOCK_HEIGHT}">'
-                '<joint type="slide" axis="1 0 0"/><joint type="slide" axis="0 1 0"/>'
-                f'<inertial pos="0 0 0" mass="{BLOCK_MASS}" diaginertia="1 1 1"/>'
+                + PLANAR_SLIDES
+                + f'<inertial pos="0 0 0" mass="{BLOCK_MASS}" diaginertia="1 1 1"/>'
                 + prism_geom(f"block{i}", (0.0, 0.0), (1.0, 1.0), mass=0)
                 + "</body>"
             )
-        return (
-            '<mujoco model="PushBlock">'
-            f'<option timestep="{TIMESTEP}" gravity="0 0 0" cone="elliptic"/>'
-            f'<default><geom friction="{DEFAULT_FRICTION} 0.005 0.0001" contype="1" conaffinity="1"/></default>'
-            f'<worldbody>{"".join(static)}{"".join(bodies)}</worldbody>'
-            "</mujoco>"
-        )
+        return planar_model_xml("PushBlock", static, bodies)
 
     # ---- state (Unity frame) ----
     @property
-    def agent_positions(self) -> np.ndarray:
-        """Agent centres ``(num_areas, 3)``."""
-        q = self._qpos
-        return np.stack([q[:, 0], np.full(self.num_areas, AGENT_HEIGHT), q[:, 1]], axis=1)
-
-    @property
     def block_positions(self) -> np.ndarray:
         """Block centres ``(num_areas, 3)``."""
-        q = self._qpos
-        return np.stack([q[:, 2], np.full(self.num_areas, BLOCK_HEIGHT), q[:, 3]], axis=1)
-
-    @property
-    def agent_velocities(self) -> np.ndarray:
-        v = self._qvel
-        return np.stack([v[:, 0], np.zeros(self.num_areas), v[:, 1]], axis=1)
+        return self._unity_points(2, BLOCK_HEIGHT)
 
     @property
     def block_velocities(self) -> np.ndarray:
-        v = self._qvel
-        return np.stack([v[:, 2], np.zeros(self.num_areas), v[:, 3]], axis=1)
+        """Block linear velocities ``(num_areas, 3)`` (m/s)."""
+        return self._unity_velocities(2)
 
     def goal_centers(self, areas: np.ndarray | slice = slice(None)) -> np.ndarray:
         """Goal centres ``(k, 3)`` (the goal turns with its area)."""
@@ -246,11 +221,6 @@ class PushBlockWorld:
         """transform.Rotate about up (frozen rotations: a teleport of the yaw)."""
         self.agent_yaws[areas] += degrees
 
-    def add_velocity(self, areas: np.ndarray, delta_v: np.ndarray) -> None:
-        """ForceMode.VelocityChange: add the horizontal part of Unity ``delta_v`` ``(k, 3)``."""
-        self._qvel[areas, 0] += delta_v[:, 0]
-        self._qvel[areas, 1] += delta_v[:, 2]
-
     def step(self) -> np.ndarray:
         """Drag and floor friction, one 0.02 s MuJoCo step; returns bool ``(num_areas,)``:
         the block started touching the goal in this step (OnCollisionEnter)."""
@@ -272,22 +242,10 @@ class PushBlock(Scene):
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return SceneSpec(
-            academy_name="Academy",
-            brains=[
-                BrainSpec(
-                    name=cls.brain_name,
-                    vector_observation_size=OBSERVATION_SIZE,
-                    vector_action_space_type="discrete",
-                    vector_action_size=(7,),
-                    num_stacked_vector_observations=3,
-                    vector_action_descriptions=("",) * 7,
-                )
-            ],
-            agents=[AgentGroup(cls.brain_name, NUM_AGENTS, max_step=MAX_STEP, decision_interval=DECISION_INTERVAL)],
-            reset_parameters=dict(RESET_PARAMETERS),
-            training_configuration=EngineConfiguration(400, 300, 0, 15.0, 60),
-            inference_configuration=EngineConfiguration(1280, 720, 5, 1.0, 60),
+        return one_brain_spec(
+            cls.brain_name, OBSERVATION_SIZE, stacked=3, num_actions=7,
+            num_agents=NUM_AGENTS, max_step=MAX_STEP, decision_interval=DECISION_INTERVAL,
+            reset_parameters=dict(RESET_PARAMETERS), training_configuration=EngineConfiguration(400, 300, 0, 15.0, 60),
         )
 
     def initialize(self) -> None:
@@ -300,9 +258,8 @@ class PushBlock(Scene):
         # moving boxes first: goals [0, n), blocks [n, 2n)
         self.cast_world.add_boxes(self.world.goal_centers(), np.tile(GOAL[1], (n, 1)), 0.0, "goal", self.areas)
         self.cast_world.add_boxes(self.world.block_positions, self._block_half_extents(), 0.0, "block", self.areas)
-        for center, half in WALLS:
-            self.cast_world.add_boxes(self.origins + center, np.tile(half, (n, 1)), 0.0, "wall", self.areas)
-        self.cast_world.add_boxes(self.origins + GROUND[0], np.tile(GROUND[1], (n, 1)), 0.0, "ground", self.areas)
+        add_area_boxes(self.cast_world, self.origins, WALLS, "wall", self.areas)
+        add_area_boxes(self.cast_world, self.origins, [GROUND], "ground", self.areas)
         self.sensor = RayPerception(RAY_DISTANCE, RAY_ANGLES, DETECTABLE_TAGS)
 
     def _block_half_extents(self) -> np.ndarray:
@@ -375,15 +332,8 @@ class PushBlock(Scene):
         return np.concatenate([rays[:k], rays[k:]], axis=1)
 
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
-        w = self.world
         action = actions[:, 0].astype(np.int64)
-        w.turn(agents, _TURN[action])
-        theta = np.radians(w.agent_yaws[agents])
-        c, s = np.cos(theta), np.sin(theta)
-        forward, strafe = _FORWARD[action] * RUN_SPEED, _STRAFE[action] * RUN_SPEED
-        # forward (sin, 0, cos) and right (cos, 0, -sin) in Unity axes
-        delta = np.stack([forward * s + strafe * c, np.zeros_like(c), forward * c - strafe * s], axis=1)
-        w.add_velocity(agents, delta)
+        self.world.move(agents, _TURN[action], _FORWARD[action] * RUN_SPEED, _STRAFE[action] * RUN_SPEED)
         self.academy.add_reward(agents, STEP_PENALTY)
 
     def physics_step(self) -> None:

@@ -2,9 +2,6 @@
 from __future__ import annotations
 
 import copy
-import socket
-from functools import partial
-from pathlib import Path
 
 import mujoco
 import numpy as np
@@ -21,28 +18,9 @@ from mlagents.example_envs.ball3d_physics import (
 )
 from mlagents.example_envs.sdk.local import LocalEnvironment
 
-BUILDS = Path(__file__).resolve().parents[3] / "builds"
 SCENES = {"3DBall": Ball3D, "3DBallHard": Ball3DHard}
 BRAINS = {"3DBall": "3DBallLearning", "3DBallHard": "3DBallHardLearning"}
 ALL = np.arange(12)
-
-
-def free_port_range(count: int) -> int:
-    """A base port such that ``count`` consecutive loopback ports are free right now."""
-    for _ in range(50):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            base = probe.getsockname()[1]
-        if base + count > 65535:
-            continue
-        try:
-            for offset in range(1, count):
-                with socket.socket() as probe:
-                    probe.bind(("127.0.0.1", base + offset))
-            return base
-        except OSError:
-            continue
-    raise RuntimeError("no free port range found")
 
 
 def unity_rotation_matrix(q: np.ndarray) -> np.ndarray:
@@ -273,25 +251,15 @@ def balance(observations: np.ndarray, gain: float = 0.2) -> np.ndarray:
     return np.clip(np.stack([goal_z - tilt_z, goal_x - tilt_x], axis=1) / 0.0873, -1.0, 1.0).astype(np.float32)
 
 
-def run_episodes(name: str, policy, seed: int, max_decisions: int) -> tuple[list[float], list[bool]]:
-    """Returns the return and the max_reached flag of every episode finished within the budget."""
-    env = LocalEnvironment(name, seed=seed)
-    batch = env.reset()[BRAINS[name]]
-    running = np.zeros(12)
-    returns, timeouts = [], []
-    for _ in range(max_decisions):
-        batch = env.step({BRAINS[name]: policy(batch.vector_observations)})[BRAINS[name]]
-        running += batch.rewards
-        for agent in np.flatnonzero(batch.local_done):
-            returns.append(float(running[agent]))
-            timeouts.append(bool(batch.max_reached[agent]))
-            running[agent] = 0.0
-    return returns, timeouts
+def random_actions(rng: np.random.Generator) -> np.ndarray:
+    """Uniformly random actions of the 12 agents, float32 ``(12, 2)``."""
+    return rng.uniform(-1, 1, (12, 2)).astype(np.float32)
 
 
 @pytest.mark.parametrize("name", ["3DBall", "3DBallHard"])
-def test_pd_controller_reaches_the_benchmark(name: str) -> None:
-    returns, timeouts = run_episodes(name, balance, seed=2, max_decisions=1001)
+def test_pd_controller_reaches_the_benchmark(name: str, run_episodes) -> None:
+    env = LocalEnvironment(name, seed=2)
+    returns, timeouts = run_episodes(env, BRAINS[name], lambda batch: balance(batch.vector_observations), 1001)
     # A full episode is 1 + 5000/5 decisions of +0.1 and ends by the agent's max step.
     assert len(returns) == 12
     assert np.mean(returns) >= 80.0
@@ -300,9 +268,9 @@ def test_pd_controller_reaches_the_benchmark(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["3DBall", "3DBallHard"])
-def test_random_policy_stays_far_below_the_benchmark(name: str) -> None:
+def test_random_policy_stays_far_below_the_benchmark(name: str, run_episodes) -> None:
     rng = np.random.default_rng(0)
-    returns, _ = run_episodes(name, lambda obs: rng.uniform(-1, 1, (len(obs), 2)).astype(np.float32), 0, 150)
+    returns, _ = run_episodes(LocalEnvironment(name, seed=0), BRAINS[name], lambda _: random_actions(rng), 150)
     assert len(returns) >= 24
     assert np.mean(returns) < 10.0
 
@@ -341,16 +309,11 @@ def test_gravity_is_read_only_on_academy_reset() -> None:
 
 
 @pytest.mark.parametrize("name", ["3DBall", "3DBallHard"])
-def test_same_seed_same_episode_other_seed_other_episode(name: str) -> None:
+def test_same_seed_same_episode_other_seed_other_episode(name: str, roll_out) -> None:
     def trace(seed: int) -> np.ndarray:
-        env = LocalEnvironment(name, seed=seed)
         rng = np.random.default_rng(5)
-        batch = env.reset()[BRAINS[name]]
-        frames = [batch.vector_observations]
-        for _ in range(60):
-            batch = env.step({BRAINS[name]: rng.uniform(-1, 1, (12, 2)).astype(np.float32)})[BRAINS[name]]
-            frames.append(batch.vector_observations)
-        return np.stack(frames)
+        batches = roll_out(LocalEnvironment(name, seed=seed), BRAINS[name], lambda _: random_actions(rng), 60)
+        return np.stack([batch.vector_observations for batch in batches])
 
     first = trace(0)
     np.testing.assert_array_equal(first, trace(0))
@@ -359,68 +322,33 @@ def test_same_seed_same_episode_other_seed_other_episode(name: str) -> None:
 
 # ---------------------------------------------------------------- over the wire
 @pytest.mark.parametrize("name", ["3DBall", "3DBallHard"])
-def test_build_over_grpc_with_unity_environment(name: str) -> None:
-    from mlagents.envs.environment import UnityEnvironment
+def test_build_over_grpc_with_unity_environment(name: str, open_build, assert_wire_matches_local) -> None:
+    env = open_build(name, seed=3)
+    assert env.academy_name == ("Ball3DAcademy" if name == "3DBall" else "Ball3DHardAcademy")
+    params = env.brains[BRAINS[name]]
+    assert params.vector_action_space_type == "continuous"
+    assert params.vector_action_space_size == [2]
+    # float32 on the wire
+    assert env.reset_parameters == pytest.approx({"mass": 1.0, "gravity": 9.81, "scale": 1.0})
 
-    env = UnityEnvironment(str(BUILDS / f"{name}.x86_64"), base_port=free_port_range(1), seed=3, no_graphics=True)
-    try:
-        assert env.academy_name == ("Ball3DAcademy" if name == "3DBall" else "Ball3DHardAcademy")
-        params = env.brains[BRAINS[name]]
-        assert params.vector_action_space_type == "continuous"
-        assert params.vector_action_space_size == [2]
-        # float32 on the wire
-        assert env.reset_parameters == pytest.approx({"mass": 1.0, "gravity": 9.81, "scale": 1.0})
-        info = env.reset(train_mode=True, config={"gravity": 9.81})[BRAINS[name]]
-        assert len(info.agents) == 12
-        # The same seed through the wire gives the same episode as in-process.
-        local = LocalEnvironment(name, seed=3)
-        expected = local.reset()[BRAINS[name]]
-        np.testing.assert_allclose(info.vector_observations, expected.vector_observations, atol=1e-6)
-        for _ in range(3):
-            actions = balance(info.vector_observations.astype(np.float32))
-            info = env.step({BRAINS[name]: actions})[BRAINS[name]]
-            expected = local.step({BRAINS[name]: actions})[BRAINS[name]]
-            np.testing.assert_allclose(info.vector_observations, expected.vector_observations, atol=1e-5)
-            np.testing.assert_allclose(info.rewards, expected.rewards, atol=1e-6)
-    finally:
-        env.close()
+    def decide(infos):  # type: ignore[no-untyped-def]
+        assert len(infos[BRAINS[name]].agents) == 12
+        return {BRAINS[name]: balance(infos[BRAINS[name]].vector_observations.astype(np.float32))}
+
+    # The same seed through the wire gives the same episode as in-process.
+    local = LocalEnvironment(name, seed=3)
+    assert_wire_matches_local(
+        env, local, [BRAINS[name]], decide, 3, obs_atol=1e-5, reward_atol=1e-6, reset_obs_atol=1e-6,
+        config={"gravity": 9.81},
+    )
 
 
-class _BalancePolicy:
-    """A Policy for the env managers: the PD controller above."""
-
-    def get_action(self, brain_info):  # type: ignore[no-untyped-def]
-        from mlagents.envs.action_info import ActionInfo
-
-        if len(brain_info.agents) == 0:
-            return ActionInfo([], [], [], None, None)
-        return ActionInfo(balance(brain_info.vector_observations.astype(np.float32)), None, None, None, None)
-
-
-def _make_env(build: str, base_port: int, worker_id: int):  # type: ignore[no-untyped-def]
-    from mlagents.envs.environment import UnityEnvironment
-
-    # Seeds per worker come from the Python side; here simply the worker id.
-    return UnityEnvironment(build, worker_id=worker_id, base_port=base_port, seed=worker_id, no_graphics=True)
-
-
-def test_two_workers_through_subprocess_env_manager() -> None:
-    from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
-
-    factory = partial(_make_env, str(BUILDS / "3DBall.x86_64"), free_port_range(2))
-    manager = SubprocessEnvManager(factory, n_env=2)
-    try:
-        manager.set_policy("3DBallLearning", _BalancePolicy())
-        first = manager.reset(train_mode=True)
-        observations = [step.current_all_brain_info["3DBallLearning"].vector_observations for step in first]
-        assert all(obs.shape == (12, 8) for obs in observations)
-        assert not np.allclose(observations[0], observations[1])  # different seeds, different episodes
-        transitions = 0
-        while transitions < 6:
-            for step in manager.step():
-                info = step.current_all_brain_info["3DBallLearning"]
-                assert len(info.agents) == 12
-                np.testing.assert_allclose(info.rewards, 0.1)
-                transitions += 1
-    finally:
-        manager.close()
+def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
+    balancing = {"3DBallLearning": lambda info: balance(info.vector_observations.astype(np.float32))}
+    workers = two_workers("3DBall", balancing)
+    observations = [infos["3DBallLearning"].vector_observations for infos in workers.first]
+    assert all(obs.shape == (12, 8) for obs in observations)
+    assert not np.allclose(observations[0], observations[1])  # different seeds, different episodes
+    for infos in workers.transitions(6):
+        assert len(infos["3DBallLearning"].agents) == 12
+        np.testing.assert_allclose(infos["3DBallLearning"].rewards, 0.1)

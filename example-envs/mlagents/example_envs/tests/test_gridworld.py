@@ -1,10 +1,7 @@
 """GridWorld: grid rules, masks, the camera image, scripted control and the real wire."""
 from __future__ import annotations
 
-import socket
 from collections import deque
-from functools import partial
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,28 +15,9 @@ from mlagents.example_envs.gridworld import (
 )
 from mlagents.example_envs.sdk.local import LocalEnvironment
 
-BUILDS = Path(__file__).resolve().parents[3] / "builds"
 BRAIN = "GridWorldLearning"
 NOOP, UP, DOWN, LEFT, RIGHT = range(5)
 MOVES = {UP: (0, 1), DOWN: (0, -1), LEFT: (-1, 0), RIGHT: (1, 0)}
-
-
-def free_port_range(count: int) -> int:
-    """A base port such that ``count`` consecutive loopback ports are free right now."""
-    for _ in range(50):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            base = probe.getsockname()[1]
-        if base + count > 65535:
-            continue
-        try:
-            for offset in range(1, count):
-                with socket.socket() as probe:
-                    probe.bind(("127.0.0.1", base + offset))
-            return base
-        except OSError:
-            continue
-    raise RuntimeError("no free port range found")
 
 
 def act(action: int) -> dict[str, np.ndarray]:
@@ -195,33 +173,29 @@ def test_episode_times_out_after_one_hundred_and_one_actions() -> None:
     assert total == pytest.approx(-1.01, abs=1e-4)
 
 
-def test_shortest_path_from_the_picture_reaches_the_benchmark() -> None:
+def test_shortest_path_from_the_picture_reaches_the_benchmark(run_episodes) -> None:
     env = LocalEnvironment("GridWorld", seed=7)
-    batch = env.reset()[BRAIN]
-    returns, running = [], 0.0
-    while len(returns) < 40:
-        batch = env.step(act(shortest_path_action(batch.visual_observations[0][0])))[BRAIN]
-        running += float(batch.rewards[0])
-        if batch.local_done[0]:
-            returns.append(running)
-            running = 0.0
+
+    def follow_the_picture(batch):  # type: ignore[no-untyped-def]
+        return act(shortest_path_action(batch.visual_observations[0][0]))[BRAIN]
+
+    returns, _ = run_episodes(env, BRAIN, follow_the_picture, 101 * 40, episodes=40)
+    assert len(returns) == 40
     # Optimal return 1 - 0.01 (d - 1) for a path of d moves; benchmark 0.8, 80% of it is 0.64.
     assert np.mean(returns) >= 0.64
     assert min(returns) >= 1 - 0.01 * 7  # at most 8 moves on a 5x5 board with one pit
 
 
-def test_random_policy_stays_far_below_the_benchmark() -> None:
+def test_random_policy_stays_far_below_the_benchmark(run_episodes) -> None:
     env = LocalEnvironment("GridWorld", seed=7)
     rng = np.random.default_rng(0)
-    batch = env.reset()[BRAIN]
-    returns, running = [], 0.0
-    while len(returns) < 60:
+
+    def decide(batch):  # type: ignore[no-untyped-def]
         allowed = np.flatnonzero(~batch.action_masks[0])
-        batch = env.step(act(int(rng.choice(allowed))))[BRAIN]
-        running += float(batch.rewards[0])
-        if batch.local_done[0]:
-            returns.append(running)
-            running = 0.0
+        return act(int(rng.choice(allowed)))[BRAIN]
+
+    returns, _ = run_episodes(env, BRAIN, decide, 101 * 60, episodes=60)
+    assert len(returns) == 60
     assert np.mean(returns) < 0.2
 
 
@@ -254,83 +228,54 @@ def test_inference_mode_decides_every_0_15_seconds() -> None:
     assert training.academy.total_step_count - start == 1
 
 
-def test_same_seed_same_boards_other_seed_other_boards() -> None:
+def test_same_seed_same_boards_other_seed_other_boards(roll_out, assert_reproducible) -> None:
     def boards(seed: int) -> np.ndarray:
-        env = LocalEnvironment("GridWorld", seed=seed)
         rng = np.random.default_rng(1)
-        images = [env.reset()[BRAIN].visual_observations[0]]
-        for _ in range(80):
-            images.append(env.step(act(int(rng.integers(0, 5))))[BRAIN].visual_observations[0])
-        return np.concatenate(images)
+        env = LocalEnvironment("GridWorld", seed=seed)
+        batches = roll_out(env, BRAIN, lambda _: act(int(rng.integers(0, 5)))[BRAIN], 80)
+        return np.concatenate([batch.visual_observations[0] for batch in batches])
 
-    first = boards(0)
-    np.testing.assert_array_equal(first, boards(0))
-    assert not np.array_equal(first, boards(1))
+    assert_reproducible(boards)
 
 
 # ---------------------------------------------------------------- over the wire
-def test_build_over_grpc_sends_the_picture_as_png_and_the_masks() -> None:
-    from mlagents.envs.environment import UnityEnvironment
-
-    env = UnityEnvironment(str(BUILDS / "GridWorld.x86_64"), base_port=free_port_range(1), seed=5, no_graphics=True)
-    try:
-        assert env.academy_name == "GridAcademy"
-        params = env.brains[BRAIN]
-        assert params.vector_action_space_type == "discrete" and params.vector_action_space_size == [5]
-        assert params.camera_resolutions == [{"width": 84, "height": 84, "blackAndWhite": False}]
-        local = LocalEnvironment("GridWorld", seed=5)
-        info = env.reset(train_mode=True)[BRAIN]
-        expected = local.reset()[BRAIN]
-        for _ in range(4):
-            image = info.visual_observations[0][0]
-            assert image.shape == (84, 84, 3)
-            # PNG is lossless: the picture arrives exactly (as floats in [0, 1]).
-            np.testing.assert_allclose(image * 255.0, expected.visual_observations[0][0], atol=1e-3)
-            np.testing.assert_array_equal(info.action_masks[0], ~expected.action_masks[0])  # 1 = allowed
-            action = shortest_path_action(expected.visual_observations[0][0])
-            info = env.step({BRAIN: [[action]]})[BRAIN]
-            expected = local.step(act(action))[BRAIN]
-            assert info.rewards[0] == pytest.approx(float(expected.rewards[0]))
-    finally:
-        env.close()
+def test_build_over_grpc_sends_the_picture_as_png_and_the_masks(open_build) -> None:
+    env = open_build("GridWorld", seed=5)
+    assert env.academy_name == "GridAcademy"
+    params = env.brains[BRAIN]
+    assert params.vector_action_space_type == "discrete" and params.vector_action_space_size == [5]
+    assert params.camera_resolutions == [{"width": 84, "height": 84, "blackAndWhite": False}]
+    local = LocalEnvironment("GridWorld", seed=5)
+    info = env.reset(train_mode=True)[BRAIN]
+    expected = local.reset()[BRAIN]
+    for _ in range(4):
+        image = info.visual_observations[0][0]
+        assert image.shape == (84, 84, 3)
+        # PNG is lossless: the picture arrives exactly (as floats in [0, 1]).
+        np.testing.assert_allclose(image * 255.0, expected.visual_observations[0][0], atol=1e-3)
+        np.testing.assert_array_equal(info.action_masks[0], ~expected.action_masks[0])  # 1 = allowed
+        action = shortest_path_action(expected.visual_observations[0][0])
+        info = env.step({BRAIN: [[action]]})[BRAIN]
+        expected = local.step(act(action))[BRAIN]
+        assert info.rewards[0] == pytest.approx(float(expected.rewards[0]))
 
 
-class _ShortestPathPolicy:
-    def get_action(self, brain_info):  # type: ignore[no-untyped-def]
-        from mlagents.envs.action_info import ActionInfo
-
-        if len(brain_info.agents) == 0:
-            return ActionInfo([], [], [], None, None)
-        images = brain_info.visual_observations[0]
-        actions = [[shortest_path_action(np.round(image * 255).astype(np.uint8))] for image in images]
-        return ActionInfo(np.array(actions, dtype=np.float32), None, None, None, None)
+def shortest_path_actions(brain_info) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """:func:`shortest_path_action` for every agent of a BrainInfo (pictures as floats in [0, 1])."""
+    images = brain_info.visual_observations[0]
+    return np.array([[shortest_path_action(np.round(image * 255).astype(np.uint8))] for image in images], np.float32)
 
 
-def _make_env(build: str, base_port: int, worker_id: int):  # type: ignore[no-untyped-def]
-    from mlagents.envs.environment import UnityEnvironment
-
-    return UnityEnvironment(build, worker_id=worker_id, base_port=base_port, seed=worker_id, no_graphics=True)
-
-
-def test_two_workers_through_subprocess_env_manager() -> None:
-    from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
-
-    factory = partial(_make_env, str(BUILDS / "GridWorld.x86_64"), free_port_range(2))
-    manager = SubprocessEnvManager(factory, n_env=2)
-    try:
-        manager.set_policy(BRAIN, _ShortestPathPolicy())
-        manager.reset(train_mode=True)
-        returns, running = [], {0: 0.0, 1: 0.0}
-        for _ in range(200):
-            for step in manager.step():
-                info = step.current_all_brain_info[BRAIN]
-                worker = int(info.agents[0].split("-")[0].lstrip("$"))
-                running[worker] += info.rewards[0]
-                if info.local_done[0]:
-                    returns.append(running[worker])
-                    running[worker] = 0.0
-            if len(returns) >= 6:
-                break
-        assert len(returns) >= 6 and min(returns) >= 0.9
-    finally:
-        manager.close()
+def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
+    workers = two_workers("GridWorld", {BRAIN: shortest_path_actions})
+    returns, running = [], {0: 0.0, 1: 0.0}
+    for infos in workers.transitions(400):
+        info = infos[BRAIN]
+        worker = int(info.agents[0].split("-")[0].lstrip("$"))
+        running[worker] += info.rewards[0]
+        if info.local_done[0]:
+            returns.append(running[worker])
+            running[worker] = 0.0
+        if len(returns) >= 6:
+            break
+    assert len(returns) >= 6 and min(returns) >= 0.9

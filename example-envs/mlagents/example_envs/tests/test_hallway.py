@@ -2,10 +2,6 @@
 shortest-path controller against the benchmark, determinism, and the build over gRPC."""
 from __future__ import annotations
 
-import socket
-from functools import partial
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -13,27 +9,13 @@ from mlagents.example_envs.hallway import Hallway, HallwayWorld
 from mlagents.example_envs.sdk.local import LocalEnvironment
 
 BRAIN = "HallwayLearning"
-BUILD = Path(__file__).resolve().parents[3] / "builds" / "Hallway.x86_64"
 BENCHMARK = 0.7
 RAY = 7  # floats per ray: 5 tags, nothing-hit, distance
 
 
-def free_port_range(count: int) -> int:
-    """A base port such that ``count`` consecutive loopback ports are free right now."""
-    for _ in range(50):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            base = probe.getsockname()[1]
-        if base + count > 65535:
-            continue
-        try:
-            for offset in range(1, count):
-                with socket.socket() as probe:
-                    probe.bind(("127.0.0.1", base + offset))
-            return base
-        except OSError:
-            continue
-    raise RuntimeError("no free port range found")
+def random_actions(rng: np.random.Generator) -> np.ndarray:
+    """Uniformly random actions of the 16 agents, float32 ``(16, 1)``."""
+    return rng.integers(0, 5, (16, 1)).astype(np.float32)
 
 
 def newest(batch) -> np.ndarray:
@@ -57,21 +39,6 @@ def shortest_path(scene: Hallway) -> np.ndarray:
     error = (np.degrees(np.arctan2(delta[:, 0], delta[:, 2])) - yaw + 180.0) % 360.0 - 180.0
     action = np.where(error > 9.0, 3, np.where(error < -9.0, 4, 1))
     return action.astype(np.float32)[:, None]
-
-
-def run_episodes(env: LocalEnvironment, policy, episodes: int, max_decisions: int) -> list[float]:
-    batch = env.reset()[BRAIN]
-    returns = np.zeros(len(batch.agents))
-    finished: list[float] = []
-    for _ in range(max_decisions):
-        batch = env.step({BRAIN: policy()})[BRAIN]
-        returns += batch.rewards
-        for i in np.flatnonzero(batch.local_done):
-            finished.append(float(returns[i]))
-            returns[i] = 0.0
-        if len(finished) >= episodes:
-            break
-    return finished
 
 
 def test_brain_agents_and_engine_configuration() -> None:
@@ -196,95 +163,53 @@ def test_goal_rewards_replace_the_step_penalties(correct: bool) -> None:
     assert np.all(newest(batch)[:, 0] == 0.0)  # the done info carries the next episode's first frame
 
 
-def test_shortest_path_reaches_the_benchmark_and_random_stays_far_below() -> None:
+def test_shortest_path_reaches_the_benchmark_and_random_stays_far_below(run_episodes) -> None:
     env = LocalEnvironment("Hallway", seed=1)
     scene = env.academy.scene
-    scripted = run_episodes(env, lambda: shortest_path(scene), episodes=32, max_decisions=400)
+    scripted, _ = run_episodes(env, BRAIN, lambda _: shortest_path(scene), 400, episodes=32)
     assert len(scripted) >= 32
     assert np.mean(scripted) >= 0.8 * BENCHMARK, scripted
 
     rng = np.random.default_rng(0)
     env = LocalEnvironment("Hallway", seed=2)
-    random = run_episodes(env, lambda: rng.integers(0, 5, (16, 1)).astype(np.float32), episodes=16, max_decisions=510)
+    random, _ = run_episodes(env, BRAIN, lambda _: random_actions(rng), 510, episodes=16)
     assert len(random) >= 16
     assert np.mean(random) < 0.25 * BENCHMARK, random
 
 
-def test_same_seed_same_episode_and_different_seeds_differ() -> None:
+def test_same_seed_same_episode_and_different_seeds_differ(roll_out, assert_reproducible) -> None:
     def trajectory(seed: int) -> np.ndarray:
-        env = LocalEnvironment("Hallway", seed=seed)
         rng = np.random.default_rng(7)
-        frames = [env.reset()[BRAIN].vector_observations]
-        for _ in range(40):
-            frames.append(env.step({BRAIN: rng.integers(0, 5, (16, 1)).astype(np.float32)})[BRAIN].vector_observations)
-        return np.stack(frames)
+        batches = roll_out(LocalEnvironment("Hallway", seed=seed), BRAIN, lambda _: random_actions(rng), 40)
+        return np.stack([batch.vector_observations for batch in batches])
 
-    first = trajectory(0)
-    np.testing.assert_array_equal(first, trajectory(0))
-    assert not np.array_equal(first, trajectory(1))
+    assert_reproducible(trajectory)
 
 
-def test_build_over_grpc_matches_the_in_process_scene() -> None:
-    from mlagents.envs.environment import UnityEnvironment
+def test_build_over_grpc_matches_the_in_process_scene(open_build, assert_wire_matches_local) -> None:
+    env = open_build("Hallway", seed=3)
+    assert env.academy_name == "Academy"
+    params = env.brains[BRAIN]
+    assert params.vector_action_space_type == "discrete"
+    assert params.vector_action_space_size == [5]
+    assert params.vector_observation_space_size == 36
+    assert params.num_stacked_vector_observations == 3
+    assert env.reset_parameters == {}
+    rng = np.random.default_rng(0)
 
-    env = UnityEnvironment(str(BUILD), base_port=free_port_range(1), seed=3, no_graphics=True)
-    try:
-        assert env.academy_name == "Academy"
-        params = env.brains[BRAIN]
-        assert params.vector_action_space_type == "discrete"
-        assert params.vector_action_space_size == [5]
-        assert params.vector_observation_space_size == 36
-        assert params.num_stacked_vector_observations == 3
-        assert env.reset_parameters == {}
-        info = env.reset(train_mode=True)[BRAIN]
-        local = LocalEnvironment("Hallway", seed=3)
-        expected = local.reset()[BRAIN]
-        assert len(info.agents) == 16
-        np.testing.assert_allclose(info.vector_observations, expected.vector_observations, atol=1e-6)
-        rng = np.random.default_rng(0)
-        for _ in range(3):
-            actions = rng.integers(0, 5, (16, 1)).astype(np.float32)
-            info = env.step({BRAIN: actions})[BRAIN]
-            expected = local.step({BRAIN: actions})[BRAIN]
-            np.testing.assert_allclose(info.vector_observations, expected.vector_observations, atol=1e-6)
-            np.testing.assert_allclose(info.rewards, expected.rewards, atol=1e-7)
-    finally:
-        env.close()
+    def decide(infos):  # type: ignore[no-untyped-def]
+        assert len(infos[BRAIN].agents) == 16
+        return {BRAIN: random_actions(rng)}
+
+    local = LocalEnvironment("Hallway", seed=3)
+    assert_wire_matches_local(env, local, [BRAIN], decide, 3, obs_atol=1e-6, reward_atol=1e-7)
 
 
-class _ForwardPolicy:
-    """A Policy for the env managers: always forward."""
-
-    def get_action(self, brain_info):  # type: ignore[no-untyped-def]
-        from mlagents.envs.action_info import ActionInfo
-
-        n = len(brain_info.agents)
-        return ActionInfo(action=np.ones((n, 1), np.float32), memory=None, text=None, value=None, outputs={})
-
-
-def _make_env(build: str, base_port: int, worker_id: int):  # type: ignore[no-untyped-def]
-    from mlagents.envs.environment import UnityEnvironment
-
-    # seeds per worker come from the Python side; here simply the worker id
-    return UnityEnvironment(build, worker_id=worker_id, base_port=base_port, seed=worker_id, no_graphics=True)
-
-
-def test_two_workers_through_subprocess_env_manager() -> None:
-    from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
-
-    manager = SubprocessEnvManager(partial(_make_env, str(BUILD), free_port_range(2)), n_env=2)
-    try:
-        manager.set_policy(BRAIN, _ForwardPolicy())
-        first = manager.reset(train_mode=True)
-        observations = [step.current_all_brain_info[BRAIN].vector_observations for step in first]
-        assert all(obs.shape == (16, 108) for obs in observations)
-        assert not np.allclose(observations[0], observations[1])  # worker seeds differ
-        transitions = 0
-        while transitions < 4:
-            for step in manager.step():
-                info = step.current_all_brain_info[BRAIN]
-                assert len(info.agents) == 16
-                assert np.all(np.asarray(info.rewards) <= 1.0)
-                transitions += 1
-    finally:
-        manager.close()
+def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
+    workers = two_workers("Hallway", {BRAIN: lambda info: np.ones((len(info.agents), 1), np.float32)})  # forward
+    observations = [infos[BRAIN].vector_observations for infos in workers.first]
+    assert all(obs.shape == (16, 108) for obs in observations)
+    assert not np.allclose(observations[0], observations[1])  # worker seeds differ
+    for infos in workers.transitions(4):
+        assert len(infos[BRAIN].agents) == 16
+        assert np.all(np.asarray(infos[BRAIN].rewards) <= 1.0)

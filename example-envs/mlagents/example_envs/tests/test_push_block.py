@@ -3,10 +3,6 @@ physics rules, rewards, a push-toward-goal controller against the benchmark,
 determinism, and the build over gRPC."""
 from __future__ import annotations
 
-import socket
-from functools import partial
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -15,29 +11,15 @@ from mlagents.example_envs.sdk.local import LocalEnvironment
 from mlagents.example_envs.sdk.ray_perception import yaw_rotate
 
 BRAIN = "PushBlockLearning"
-BUILD = Path(__file__).resolve().parents[3] / "builds" / "PushBlock.x86_64"
 BENCHMARK = 4.5
 N = 32
 RAY = 5  # floats per ray: block, goal, wall, nothing-hit, distance
 DEFAULTS = {"dynamic_friction": 0.0, "static_friction": 0.0, "block_drag": 0.5, "block_scale": 2.0}
 
 
-def free_port_range(count: int) -> int:
-    """A base port such that ``count`` consecutive loopback ports are free right now."""
-    for _ in range(50):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            base = probe.getsockname()[1]
-        if base + count > 65535:
-            continue
-        try:
-            for offset in range(1, count):
-                with socket.socket() as probe:
-                    probe.bind(("127.0.0.1", base + offset))
-            return base
-        except OSError:
-            continue
-    raise RuntimeError("no free port range found")
+def random_actions(rng: np.random.Generator) -> np.ndarray:
+    """Uniformly random actions of the 32 agents, float32 ``(32, 1)``."""
+    return rng.integers(0, 7, (N, 1)).astype(np.float32)
 
 
 def newest(batch) -> np.ndarray:
@@ -98,21 +80,6 @@ def push_toward_goal(scene: PushBlock) -> np.ndarray:
     misaligned = (yaw - w.area_yaws + 45.0) % 90.0 - 45.0
     action = np.where((np.abs(misaligned) > 10.0) & ~pushing, np.where(misaligned > 0, 4, 3), action)
     return action.astype(np.float32)[:, None]
-
-
-def run_episodes(env: LocalEnvironment, policy, episodes: int, max_decisions: int) -> list[float]:
-    batch = env.reset()[BRAIN]
-    returns = np.zeros(len(batch.agents))
-    finished: list[float] = []
-    for _ in range(max_decisions):
-        batch = env.step({BRAIN: policy()})[BRAIN]
-        returns += batch.rewards
-        for i in np.flatnonzero(batch.local_done):
-            finished.append(float(returns[i]))
-            returns[i] = 0.0
-        if len(finished) >= episodes:
-            break
-    return finished
 
 
 def test_brain_agents_reset_parameters_and_engine_configuration() -> None:
@@ -269,100 +236,58 @@ def test_goal_reward_and_step_penalty() -> None:
     np.testing.assert_allclose(batch.rewards, 5.0 - 5 / 5000, rtol=1e-6)
 
 
-def test_push_toward_goal_reaches_the_benchmark() -> None:
+def test_push_toward_goal_reaches_the_benchmark(run_episodes) -> None:
     env = LocalEnvironment("PushBlock", seed=1)
     scene = env.academy.scene
-    scripted = run_episodes(env, lambda: push_toward_goal(scene), episodes=64, max_decisions=400)
+    scripted, _ = run_episodes(env, BRAIN, lambda _: push_toward_goal(scene), 400, episodes=64)
     assert len(scripted) >= 64
     assert np.mean(scripted) >= 0.8 * BENCHMARK, scripted
 
 
-def test_random_policy_stays_far_below_the_benchmark() -> None:
+def test_random_policy_stays_far_below_the_benchmark(run_episodes) -> None:
     # 1002 decisions: every agent finishes at least one 5000-step episode
     rng = np.random.default_rng(0)
     env = LocalEnvironment("PushBlock", seed=2)
-    random = run_episodes(env, lambda: rng.integers(0, 7, (N, 1)).astype(np.float32), episodes=N, max_decisions=1002)
+    random, _ = run_episodes(env, BRAIN, lambda _: random_actions(rng), 1002, episodes=N)
     assert len(random) >= N
     assert np.mean(random) < 0.25 * BENCHMARK, random
 
 
-def test_same_seed_same_episode_and_different_seeds_differ() -> None:
+def test_same_seed_same_episode_and_different_seeds_differ(roll_out, assert_reproducible) -> None:
     def trajectory(seed: int) -> np.ndarray:
-        env = LocalEnvironment("PushBlock", seed=seed)
         rng = np.random.default_rng(7)
-        frames = [env.reset()[BRAIN].vector_observations]
-        for _ in range(30):
-            frames.append(env.step({BRAIN: rng.integers(0, 7, (N, 1)).astype(np.float32)})[BRAIN].vector_observations)
-        return np.stack(frames)
+        batches = roll_out(LocalEnvironment("PushBlock", seed=seed), BRAIN, lambda _: random_actions(rng), 30)
+        return np.stack([batch.vector_observations for batch in batches])
 
-    first = trajectory(0)
-    np.testing.assert_array_equal(first, trajectory(0))
-    assert not np.array_equal(first, trajectory(1))
+    assert_reproducible(trajectory)
 
 
-def test_build_over_grpc_matches_the_in_process_scene() -> None:
-    from mlagents.envs.environment import UnityEnvironment
+def test_build_over_grpc_matches_the_in_process_scene(open_build, assert_wire_matches_local) -> None:
+    env = open_build("PushBlock", seed=3)
+    assert env.academy_name == "Academy"
+    params = env.brains[BRAIN]
+    assert params.vector_action_space_type == "discrete"
+    assert params.vector_action_space_size == [7]
+    assert params.vector_observation_space_size == 70
+    assert params.num_stacked_vector_observations == 3
+    assert env.reset_parameters == pytest.approx(DEFAULTS)
+    rng = np.random.default_rng(0)
 
-    env = UnityEnvironment(str(BUILD), base_port=free_port_range(1), seed=3, no_graphics=True)
-    try:
-        assert env.academy_name == "Academy"
-        params = env.brains[BRAIN]
-        assert params.vector_action_space_type == "discrete"
-        assert params.vector_action_space_size == [7]
-        assert params.vector_observation_space_size == 70
-        assert params.num_stacked_vector_observations == 3
-        assert env.reset_parameters == pytest.approx(DEFAULTS)
-        config = {"block_scale": 3.0}
-        info = env.reset(train_mode=True, config=config)[BRAIN]
-        local = LocalEnvironment("PushBlock", seed=3)
-        expected = local.reset(config)[BRAIN]
-        assert len(info.agents) == N
-        np.testing.assert_allclose(info.vector_observations, expected.vector_observations, atol=1e-6)
-        np.testing.assert_allclose(local.academy.scene.world.block_halves, 1.5)
-        rng = np.random.default_rng(0)
-        for _ in range(3):
-            actions = rng.integers(0, 7, (N, 1)).astype(np.float32)
-            info = env.step({BRAIN: actions})[BRAIN]
-            expected = local.step({BRAIN: actions})[BRAIN]
-            np.testing.assert_allclose(info.vector_observations, expected.vector_observations, atol=1e-6)
-            np.testing.assert_allclose(info.rewards, expected.rewards, atol=1e-7)
-    finally:
-        env.close()
+    def decide(infos):  # type: ignore[no-untyped-def]
+        assert len(infos[BRAIN].agents) == N
+        return {BRAIN: random_actions(rng)}
+
+    local = LocalEnvironment("PushBlock", seed=3)
+    config = {"block_scale": 3.0}
+    assert_wire_matches_local(env, local, [BRAIN], decide, 3, obs_atol=1e-6, reward_atol=1e-7, config=config)
+    np.testing.assert_allclose(local.academy.scene.world.block_halves, 1.5)
 
 
-class _NoOpPolicy:
-    """A Policy for the env managers: always action 0."""
-
-    def get_action(self, brain_info):  # type: ignore[no-untyped-def]
-        from mlagents.envs.action_info import ActionInfo
-
-        n = len(brain_info.agents)
-        return ActionInfo(action=np.zeros((n, 1), np.float32), memory=None, text=None, value=None, outputs={})
-
-
-def _make_env(build: str, base_port: int, worker_id: int):  # type: ignore[no-untyped-def]
-    from mlagents.envs.environment import UnityEnvironment
-
-    # seeds per worker come from the Python side; here simply the worker id
-    return UnityEnvironment(build, worker_id=worker_id, base_port=base_port, seed=worker_id, no_graphics=True)
-
-
-def test_two_workers_through_subprocess_env_manager() -> None:
-    from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
-
-    manager = SubprocessEnvManager(partial(_make_env, str(BUILD), free_port_range(2)), n_env=2)
-    try:
-        manager.set_policy(BRAIN, _NoOpPolicy())
-        first = manager.reset(train_mode=True)
-        observations = [step.current_all_brain_info[BRAIN].vector_observations for step in first]
-        assert all(obs.shape == (N, 210) for obs in observations)
-        assert not np.allclose(observations[0], observations[1])  # worker seeds differ
-        transitions = 0
-        while transitions < 4:
-            for step in manager.step():
-                info = step.current_all_brain_info[BRAIN]
-                assert len(info.agents) == N
-                np.testing.assert_allclose(info.rewards, -5 / 5000, rtol=1e-5)  # standing still
-                transitions += 1
-    finally:
-        manager.close()
+def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
+    workers = two_workers("PushBlock", {BRAIN: lambda info: np.zeros((len(info.agents), 1), np.float32)})  # no-op
+    observations = [infos[BRAIN].vector_observations for infos in workers.first]
+    assert all(obs.shape == (N, 210) for obs in observations)
+    assert not np.allclose(observations[0], observations[1])  # worker seeds differ
+    for infos in workers.transitions(4):
+        assert len(infos[BRAIN].agents) == N
+        np.testing.assert_allclose(infos[BRAIN].rewards, -5 / 5000, rtol=1e-5)  # standing still

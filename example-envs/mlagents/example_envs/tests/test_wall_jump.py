@@ -3,8 +3,6 @@ curricula, a scripted jump controller, determinism, and the build over real gRPC
 from __future__ import annotations
 
 import json
-import socket
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -21,9 +19,7 @@ from mlagents.example_envs.wall_jump import (
 )
 from mlagents.example_envs.wall_jump_physics import WallJumpWorld
 
-REPO = Path(__file__).resolve().parents[4]
-BUILDS = REPO / "example-envs" / "builds"
-CURRICULA = REPO / "config" / "curricula" / "wall-jump"
+CURRICULA = Path(__file__).resolve().parents[4] / "config" / "curricula" / "wall-jump"
 BRAINS = (SMALL_BRAIN, BIG_BRAIN)
 N = 24
 WALL_FRONT = physics.WALL_CENTER_XZ[1] - physics.WALL_HALF_XZ[1]  # z of the wall's near face
@@ -31,24 +27,6 @@ GOAL_XZ = np.array([physics.GOAL_CENTER[0], physics.GOAL_CENTER[2]])
 DT = physics.TIMESTEP
 # Speed an agent sliding on the floor loses to friction per step: mu * 0.96 * g * dt (see below).
 FLOOR_FRICTION_DV = physics.FRICTION * physics.GRAVITY * (1 - physics.AGENT_DRAG * DT) * DT
-
-
-def free_port_range(count: int) -> int:
-    """A base port such that ``count`` consecutive loopback ports are free right now."""
-    for _ in range(50):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            base = probe.getsockname()[1]
-        if base + count > 65535:
-            continue
-        try:
-            for offset in range(1, count):
-                with socket.socket() as probe:
-                    probe.bind(("127.0.0.1", base + offset))
-            return base
-        except OSError:
-            continue
-    raise RuntimeError("no free port range found")
 
 
 def wrap(angle: np.ndarray) -> np.ndarray:
@@ -521,7 +499,7 @@ def test_random_policy_stays_far_below_the_benchmark() -> None:
     assert np.mean(small) < 0.0
 
 
-def test_same_seed_same_episode_other_worker_seed_other_episode() -> None:
+def test_same_seed_same_episode_other_worker_seed_other_episode(assert_reproducible) -> None:
     def trace(seed: int) -> np.ndarray:
         env = LocalEnvironment("WallJump", seed=seed)
         rng = np.random.default_rng(7)
@@ -535,89 +513,43 @@ def test_same_seed_same_episode_other_worker_seed_other_episode() -> None:
         env.close()
         return np.concatenate([f.ravel() for f in frames])
 
-    first = trace(0)
-    np.testing.assert_array_equal(first, trace(0))
-    assert not np.array_equal(first, trace(1))
+    assert_reproducible(trace)
 
 
 # ---------------------------------------------------------------- over the wire
-def test_build_over_grpc_with_unity_environment() -> None:
-    from mlagents.envs.environment import UnityEnvironment
+def test_build_over_grpc_with_unity_environment(open_build, assert_wire_matches_local) -> None:
+    env = open_build("WallJump", seed=3)
+    assert env.academy_name == "Academy"
+    assert sorted(env.external_brain_names) == sorted(BRAINS)
+    for name in BRAINS:
+        params = env.brains[name]
+        assert params.vector_action_space_type == "discrete"
+        assert list(params.vector_action_space_size) == [3, 3, 3, 2]
+        assert params.vector_observation_space_size == 74
+        assert params.num_stacked_vector_observations == 6
+    assert env.reset_parameters == pytest.approx(WallJump.spec().reset_parameters)
+    rng = np.random.default_rng(0)
 
-    env = UnityEnvironment(str(BUILDS / "WallJump.x86_64"), base_port=free_port_range(1), seed=3, no_graphics=True)
-    try:
-        assert env.academy_name == "Academy"
-        assert sorted(env.external_brain_names) == sorted(BRAINS)
-        for name in BRAINS:
-            params = env.brains[name]
-            assert params.vector_action_space_type == "discrete"
-            assert list(params.vector_action_space_size) == [3, 3, 3, 2]
-            assert params.vector_observation_space_size == 74
-            assert params.num_stacked_vector_observations == 6
-        assert env.reset_parameters == pytest.approx(WallJump.spec().reset_parameters)
-        infos = env.reset(train_mode=True)
-        local = LocalEnvironment("WallJump", seed=3)
-        expected = local.reset()
-        rng = np.random.default_rng(0)
-        for step in range(4):
-            assert set(infos) == set(BRAINS)
-            assert sum(len(infos[name].agents) for name in BRAINS) == N
-            for name in BRAINS:
-                assert len(infos[name].agents) == len(expected[name].agents)
-                np.testing.assert_allclose(
-                    infos[name].vector_observations, expected[name].vector_observations, atol=1e-5
-                )
-                np.testing.assert_allclose(infos[name].rewards, expected[name].rewards, atol=1e-6)
-            actions = {name: random_actions(rng, len(infos[name].agents)) for name in BRAINS}
-            infos = env.step(actions)
-            expected = local.step(actions)
-        local.close()
-    finally:
-        env.close()
+    def decide(infos):  # type: ignore[no-untyped-def]
+        assert set(infos) == set(BRAINS)
+        assert sum(len(infos[name].agents) for name in BRAINS) == N
+        return {name: random_actions(rng, len(infos[name].agents)) for name in BRAINS}
+
+    local = LocalEnvironment("WallJump", seed=3)
+    assert_wire_matches_local(env, local, BRAINS, decide, 4, obs_atol=1e-5, reward_atol=1e-6)
+    local.close()
 
 
-class _RandomPolicy:
-    """A Policy for the env managers: random discrete actions for one brain."""
-
-    def __init__(self, seed: int) -> None:
-        self.rng = np.random.default_rng(seed)
-
-    def get_action(self, brain_info):  # type: ignore[no-untyped-def]
-        from mlagents.envs.action_info import ActionInfo
-
-        k = len(brain_info.agents)
-        if k == 0:
-            return ActionInfo([], [], [], None, None)
-        return ActionInfo(random_actions(self.rng, k), None, None, None, None)
-
-
-def _make_env(build: str, base_port: int, worker_id: int):  # type: ignore[no-untyped-def]
-    from mlagents.envs.environment import UnityEnvironment
-
-    # Seeds per worker come from the Python side; here simply the worker id.
-    return UnityEnvironment(build, worker_id=worker_id, base_port=base_port, seed=worker_id, no_graphics=True)
-
-
-def test_two_workers_through_subprocess_env_manager() -> None:
-    from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
-
-    factory = partial(_make_env, str(BUILDS / "WallJump.x86_64"), free_port_range(2))
-    manager = SubprocessEnvManager(factory, n_env=2)
-    try:
-        for i, name in enumerate(BRAINS):
-            manager.set_policy(name, _RandomPolicy(i))
-        first = manager.reset(train_mode=True)
-        observations = [
-            np.concatenate([step.current_all_brain_info[name].vector_observations for name in BRAINS]) for step in first
-        ]
-        assert all(obs.shape == (N, 444) for obs in observations)
-        assert not np.allclose(observations[0], observations[1])  # different seeds, different episodes
-        transitions = 0
-        while transitions < 6:
-            for step in manager.step():
-                infos = step.current_all_brain_info
-                assert set(infos) == set(BRAINS)
-                assert sum(len(infos[name].agents) for name in BRAINS) == N
-                transitions += 1
-    finally:
-        manager.close()
+def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
+    # random actions for each brain, from a generator of its own
+    deciders = {
+        name: (lambda info, rng=np.random.default_rng(i): random_actions(rng, len(info.agents)))
+        for i, name in enumerate(BRAINS)
+    }
+    workers = two_workers("WallJump", deciders)
+    observations = [np.concatenate([infos[name].vector_observations for name in BRAINS]) for infos in workers.first]
+    assert all(obs.shape == (N, 444) for obs in observations)
+    assert not np.allclose(observations[0], observations[1])  # different seeds, different episodes
+    for infos in workers.transitions(6):
+        assert set(infos) == set(BRAINS)
+        assert sum(len(infos[name].agents) for name in BRAINS) == N

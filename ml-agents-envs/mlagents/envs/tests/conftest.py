@@ -5,19 +5,13 @@ import socket
 import subprocess
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[4]
 BUILDS = REPO_ROOT / "example-envs" / "builds"
-
-
-def find_free_port() -> int:
-    """A port nobody listens on right now (the kernel's pick for port 0 on loopback)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def process_group_members(pgid: int) -> list[int]:
@@ -75,14 +69,15 @@ def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
 
 
 @pytest.fixture
-def free_port() -> int:
-    return find_free_port()
+def free_port(free_port_range: Callable[[int], int]) -> int:
+    """A loopback port nobody listens on right now (``free_port_range`` of the root conftest)."""
+    return free_port_range(1)
 
 
 @pytest.fixture(scope="session")
-def new_port() -> Callable[[], int]:
+def new_port(free_port_range: Callable[[int], int]) -> Callable[[], int]:
     """``new_port()``: a free loopback port (for fixtures wider than one test)."""
-    return find_free_port
+    return partial(free_port_range, 1)
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,5 @@
 """SimpleEnvManager on the real Basic build, the shared step rule (auto-reset on global_done), and the
 transport of worker exceptions."""
-import socket
 from pathlib import Path
 
 import numpy as np
@@ -21,12 +20,6 @@ BASIC_BUILD = Path(__file__).resolve().parents[4] / "example-envs" / "builds" / 
 BASIC = "BasicLearning"
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 class ConstantPolicy(Policy):
     def __init__(self, action: float, width: int = 1) -> None:
         self.action = action
@@ -40,10 +33,10 @@ class ConstantPolicy(Policy):
 
 
 @pytest.fixture
-def basic_manager():
+def basic_manager(free_port):
     if not BASIC_BUILD.exists():
         pytest.skip("example-envs/builds/Basic.x86_64 is missing")
-    env = UnityEnvironment(str(BASIC_BUILD), base_port=free_port())
+    env = UnityEnvironment(str(BASIC_BUILD), base_port=free_port)
     manager = SimpleEnvManager(env)
     yield manager
     manager.close()

@@ -4,9 +4,10 @@ import signal
 import socket
 import threading
 import time
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Dict, List, Set
+from typing import Dict, Iterator, List, Set
 
 import numpy as np
 import pytest
@@ -36,31 +37,15 @@ def build(name: str) -> str:
     return str(path)
 
 
-def free_base_port(count: int) -> int:
-    """A base port such that ``count`` consecutive loopback ports are free right now."""
-    for _ in range(50):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            base = probe.getsockname()[1]
-        if base + count > 65535:
-            continue
-        sockets = []
-        try:
-            for port in range(base, base + count):
-                sock = socket.socket()
-                sockets.append(sock)
-                sock.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
-        finally:
-            for sock in sockets:
-                sock.close()
-    raise RuntimeError("no range of free ports found")
+@pytest.fixture
+def basic_factory(free_port_range):
+    """``basic_factory(count, **kwargs)``: a factory of UnityEnvironments on the Basic build with
+    free ports for ``count`` workers (``**kwargs`` go to UnityEnvironment)."""
 
+    def make(count: int, **kwargs):
+        return partial(UnityEnvironment, build("Basic"), base_port=free_port_range(count), **kwargs)
 
-def basic_factory(count: int, **kwargs):
-    return partial(UnityEnvironment, build("Basic"), base_port=free_base_port(count), **kwargs)
+    return make
 
 
 def live_children() -> Set[int]:
@@ -133,16 +118,26 @@ class MovePolicy(Policy):
         return ActionInfo(moves, None, None, np.zeros(len(workers)), {"action": moves, "learning_rate": 0.1})
 
 
+@contextmanager
+def checked_manager(factory: partial, n_env: int) -> Iterator[SubprocessEnvManager]:
+    """A SubprocessEnvManager of ``n_env`` workers on ``factory`` (a partial with ``base_port``);
+    closed on leaving, and then (when the block did not raise) nothing it started may survive."""
+    children_before = live_children()
+    manager = SubprocessEnvManager(factory, n_env)
+    try:
+        yield manager
+    finally:
+        manager.close()
+    assert_nothing_survives(manager, children_before, factory.keywords["base_port"])
+
+
 def position(all_brain_info) -> int:
     return int(np.argmax(all_brain_info[BASIC].vector_observations[0]))
 
 
 @pytest.mark.parametrize("n_env", [1, 4])
-def test_steps_return_correct_step_infos(n_env):
-    children_before = live_children()
-    factory = basic_factory(n_env)
-    manager = SubprocessEnvManager(factory, n_env)
-    try:
+def test_steps_return_correct_step_infos(n_env, basic_factory):
+    with checked_manager(basic_factory(n_env), n_env) as manager:
         policy = MovePolicy()
         manager.set_policy(BASIC, policy)
         assert list(manager.external_brains) == [BASIC]
@@ -204,20 +199,14 @@ def test_steps_return_correct_step_infos(n_env):
         again = manager.reset()
         assert [position(step_info.current_all_brain_info) for step_info in again] == [10] * n_env
         assert not any(worker.waiting for worker in manager.env_workers)
-    finally:
-        manager.close()
-    assert_nothing_survives(manager, children_before, factory.keywords["base_port"])
     with pytest.raises(UnityCommunicationException):
         manager.step()
     manager.close()  # idempotent
 
 
-def test_reset_parameters_pass_through():
-    children_before = live_children()
-    build("3DBall")
-    factory = partial(UnityEnvironment, build("3DBall"), base_port=free_base_port(2))
-    manager = SubprocessEnvManager(factory, 2)
-    try:
+def test_reset_parameters_pass_through(free_port_range):
+    factory = partial(UnityEnvironment, build("3DBall"), base_port=free_port_range(2))
+    with checked_manager(factory, 2) as manager:
         defaults = manager.reset_parameters
         assert {"mass", "gravity", "scale"} <= set(defaults)
         infos = manager.reset(config={"mass": 3.5, "gravity": 7.0}, train_mode=True)
@@ -228,12 +217,9 @@ def test_reset_parameters_pass_through():
         # The worker's environment validates the config: its error arrives with its type.
         with pytest.raises(UnityEnvironmentException, match="The parameter 'no_such_parameter' is not a valid"):
             manager.reset(config={"no_such_parameter": 1.0})
-    finally:
-        manager.close()
-    assert_nothing_survives(manager, children_before, factory.keywords["base_port"])
 
 
-def test_policy_error_reaches_the_caller():
+def test_policy_error_reaches_the_caller(basic_factory):
     class FailingPolicy(Policy):
         def __init__(self):
             self.calls = 0
@@ -244,30 +230,21 @@ def test_policy_error_reaches_the_caller():
                 raise RuntimeError("the policy broke")
             return ActionInfo(np.zeros((len(brain_info.agents), 1)), None, None, None, None)
 
-    children_before = live_children()
-    factory = basic_factory(2)
-    manager = SubprocessEnvManager(factory, 2)
-    try:
+    with checked_manager(basic_factory(2), 2) as manager:
         manager.set_policy(BASIC, FailingPolicy())
         manager.reset()
         with pytest.raises(RuntimeError, match="the policy broke"):
             for _ in range(10):
                 manager.step()
-    finally:
-        manager.close()
-    assert_nothing_survives(manager, children_before, factory.keywords["base_port"])
 
 
-def test_environment_error_is_reraised_with_its_type():
+def test_environment_error_is_reraised_with_its_type(basic_factory):
     class WrongSizePolicy(Policy):
         def get_action(self, brain_info):
             # Basic has one discrete branch: two numbers per agent is a wrong action size.
             return ActionInfo(np.zeros((len(brain_info.agents), 2)), None, None, None, None)
 
-    children_before = live_children()
-    factory = basic_factory(2)
-    manager = SubprocessEnvManager(factory, 2)
-    try:
+    with checked_manager(basic_factory(2), 2) as manager:
         manager.set_policy(BASIC, WrongSizePolicy())
         manager.reset()
         with pytest.raises(UnityActionException) as error:
@@ -275,16 +252,10 @@ def test_environment_error_is_reraised_with_its_type():
         assert "There was a mismatch between the provided action" in str(error.value)
         notes = "\n".join(getattr(error.value, "__notes__", []))
         assert "UnityEnvironment worker" in notes and "Traceback" in notes
-    finally:
-        manager.close()
-    assert_nothing_survives(manager, children_before, factory.keywords["base_port"])
 
 
-def test_build_killed_mid_run_surfaces_as_communication_error():
-    children_before = live_children()
-    factory = basic_factory(2, args=["--fault-exit-after", "4"])
-    manager = SubprocessEnvManager(factory, 2)
-    try:
+def test_build_killed_mid_run_surfaces_as_communication_error(basic_factory):
+    with checked_manager(basic_factory(2, args=["--fault-exit-after", "4"]), 2) as manager:
         manager.set_policy(BASIC, MovePolicy())
         manager.reset()
         start = time.monotonic()
@@ -294,17 +265,11 @@ def test_build_killed_mid_run_surfaces_as_communication_error():
         assert time.monotonic() - start < 30
         notes = "\n".join(getattr(error.value, "__notes__", []))
         assert "UnityEnvironment worker" in notes
-    finally:
-        manager.close()
-    assert_nothing_survives(manager, children_before, factory.keywords["base_port"])
 
 
-def test_dead_worker_is_detected_not_waited_for():
-    children_before = live_children()
+def test_dead_worker_is_detected_not_waited_for(basic_factory):
     # 200 ms per academy step: the kill lands while both workers' steps are in flight.
-    factory = basic_factory(2, args=["--frame-time-ms", "200"])
-    manager = SubprocessEnvManager(factory, 2)
-    try:
+    with checked_manager(basic_factory(2, args=["--frame-time-ms", "200"]), 2) as manager:
         manager.set_policy(BASIC, MovePolicy())
         manager.reset()
         killer = threading.Timer(0.1, manager.env_workers[0].process.kill)
@@ -317,16 +282,10 @@ def test_dead_worker_is_detected_not_waited_for():
         assert "UnityEnvironment worker 0 stopped unexpectedly" in str(error.value)
         assert "exited with code -9" in str(error.value)
         killer.join()
-    finally:
-        manager.close()
-    assert_nothing_survives(manager, children_before, factory.keywords["base_port"])
 
 
-def test_worker_interrupted_exits_quietly(capfd):
-    children_before = live_children()
-    factory = basic_factory(1, args=["--frame-time-ms", "300"])
-    manager = SubprocessEnvManager(factory, 1)
-    try:
+def test_worker_interrupted_exits_quietly(capfd, basic_factory):
+    with checked_manager(basic_factory(1, args=["--frame-time-ms", "300"]), 1) as manager:
         manager.set_policy(BASIC, MovePolicy())
         manager.reset()
         worker = manager.env_workers[0]
@@ -336,9 +295,6 @@ def test_worker_interrupted_exits_quietly(capfd):
                 manager.step()
         worker.process.join(10)
         assert worker.process.exitcode == 0
-    finally:
-        manager.close()
-    assert_nothing_survives(manager, children_before, factory.keywords["base_port"])
     assert "Traceback" not in capfd.readouterr().err
 
 
@@ -356,10 +312,10 @@ def slow_start_factory(base_port: int, marker_dir: Path):
     return make
 
 
-def test_workers_start_their_environments_in_parallel(tmp_path):
+def test_workers_start_their_environments_in_parallel(tmp_path, free_port_range):
     children_before = live_children()
     n_env = 2
-    base_port = free_base_port(n_env)
+    base_port = free_port_range(n_env)
     manager = SubprocessEnvManager(slow_start_factory(base_port, tmp_path), n_env)
     try:
         starts = [float((tmp_path / f"start-{w}").read_text()) for w in range(n_env)]
@@ -372,9 +328,9 @@ def test_workers_start_their_environments_in_parallel(tmp_path):
     assert_nothing_survives(manager, children_before, base_port)
 
 
-def test_startup_error_is_raised_and_everything_ends():
+def test_startup_error_is_raised_and_everything_ends(free_port_range):
     children_before = live_children()
-    base_port = free_base_port(2)
+    base_port = free_port_range(2)
     with socket.socket() as blocker:
         blocker.bind(("127.0.0.1", base_port + 1))  # worker 1's port is taken
         blocker.listen()
@@ -392,7 +348,7 @@ def test_startup_error_is_raised_and_everything_ends():
     assert builds_on_ports(ports) == []
 
 
-def test_close_cannot_hang_on_a_hung_build():
+def test_close_cannot_hang_on_a_hung_build(basic_factory):
     children_before = live_children()
     # The builds stop answering after 2 exchanges (reset + one step) but stay alive.
     factory = basic_factory(2, args=["--fault-hang-after", "2"], exchange_timeout=120.0)
