@@ -8,5 +8,18 @@ setup(
     packages=find_packages(exclude=["*.tests", "*.tests.*"]),
     zip_safe=False,
     python_requires=">=3.11",
+    # The classic gym package does not work with numpy 2: the spaces and the Gymnasium-API
+    # environment come from gymnasium.
     install_requires=["mlagents_envs==0.9.3", "gymnasium>=1.0", "numpy>=1.24"],
+    extras_require={
+        # The tests run the example builds and train stable-baselines3 PPO on one of them;
+        # torch is pinned to the CPU build installed on the project's machines.
+        "test": [
+            "pytest>=8",
+            "pytest-timeout>=2",
+            "mlagents_example_envs==0.9.3",
+            "stable-baselines3>=2.0",
+            "torch==2.13.0",
+        ],
+    },
 )
