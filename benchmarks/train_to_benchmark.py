@@ -1,0 +1,260 @@
+"""Time to the benchmark mean reward: mlagents-learn with the shipped config on Basic and 3DBall.
+
+For every environment and every --num-envs value, runs the real command
+
+    mlagents-learn config/trainer_config.yaml --env example-envs/builds/<Env>.x86_64 --train
+                   --num-envs N --no-graphics --run-id bench --base-port <free>
+
+in a temporary folder, reads its console lines (``Step: ... Mean Reward: ...``, written every
+``summary_freq`` steps) and stops it with SIGTERM (handled like Ctrl-C: the model is saved and exported) as soon as
+the mean reward reaches the benchmark, or when the run hits its ``max_steps`` or the time limit. It
+then prints the steps and wall-clock seconds to the benchmark and how the training time split between
+environment stepping, action selection, policy updates and the trainer's bookkeeping (from the run's
+timers JSON).
+
+Benchmarks (docs/Learning-Environment-Examples.md): Basic 0.94, 3DBall 100. Under the Basic scene's
+rules the best possible episode return is 0.93 (7 steps of -0.01 to the +1 goal), so Basic is
+measured against 0.93. The script also reports when the console shows 0.94: as in ML-Agents 0.9,
+the trainer does not count the reward of the first step after an episode ends (that step's action
+was chosen from the finished episode's last observation), so the optimal policy shows 0.94 in the
+console and TensorBoard; that is where the documented 0.94 comes from.
+
+Usage::
+
+    python benchmarks/train_to_benchmark.py                       # Basic and 3DBall, 1 and 4 envs
+    python benchmarks/train_to_benchmark.py --envs Basic --num-envs 1 --max-minutes 10
+
+Prints figures only; it asserts nothing. Wall-clock figures depend on the machine (and on what else
+runs on it); the step counts much less so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIG = REPO / "config" / "trainer_config.yaml"
+BUILDS = REPO / "example-envs" / "builds"
+
+# Environment -> (brain, mean rewards to reach (the run stops at the last), note).
+TARGETS = {
+    "Basic": ("BasicLearning", (0.93, 0.94), "best possible return 0.93; the console shows 0.94 at the optimum"),
+    "3DBall": ("3DBallLearning", (100.0,), ""),
+}
+
+CONSOLE_LINE = re.compile(
+    r"INFO:mlagents\.trainers: \S+: (?P<brain>\S+): Step: (?P<step>[\d.]+)\. "
+    r"(?:Time Elapsed: (?P<elapsed>[\d.]+) s Mean Reward: (?P<mean>-?[\d.]+)\.)?"
+)
+
+
+@dataclass
+class Result:
+    env: str
+    num_envs: int
+    targets: Tuple[float, ...]
+    # target -> (steps, wall-clock seconds since the command started) when first reached
+    reached: Dict[float, Tuple[float, float]] = field(default_factory=dict)
+    best_mean: float = float("-inf")
+    last_step: float = 0.0
+    stop_reason: str = ""
+    shares: Dict[str, float] = field(default_factory=dict)
+    total_steps_per_second: Optional[float] = None
+
+
+def free_ports(count: int) -> int:
+    """A base port p such that p .. p + count - 1 are free on loopback."""
+    for _ in range(100):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            base = probe.getsockname()[1]
+        if base + count > 65535:
+            continue
+        try:
+            for offset in range(1, count):
+                with socket.socket() as probe:
+                    probe.bind(("127.0.0.1", base + offset))
+            return base
+        except OSError:
+            continue
+    raise RuntimeError(f"no {count} consecutive free ports found")
+
+
+def find_node(node: dict, name: str) -> Optional[dict]:
+    if node.get("name") == name:
+        return node
+    for child in node.get("children", []):
+        found = find_node(child, name)
+        if found is not None:
+            return found
+    return None
+
+
+def timer_shares(timers_path: Path) -> Dict[str, float]:
+    """Shares of the training loop's time (``TrainerController.advance``) per activity.
+
+    env step = waiting for the environments (``env_step``) minus action selection inside it;
+    action selection = the env manager's batched ``get_action`` calls (``_take_step``);
+    update = ``update_policy``; bookkeeping = ``add_experiences`` + ``process_experiences``.
+    """
+    tree = json.loads(timers_path.read_text())
+    advance = find_node(tree, "TrainerController.advance")
+    if advance is None or advance["total"] <= 0:
+        return {}
+    total = advance["total"]
+
+    def seconds(name: str) -> float:
+        node = find_node(advance, name)
+        return node["total"] if node else 0.0
+
+    take_step = seconds("SubprocessEnvManager._take_step")
+    env_step = seconds("env_step") - take_step
+    update = seconds("update_policy")
+    bookkeeping = seconds("add_experiences") + seconds("process_experiences")
+    other = total - env_step - take_step - update - bookkeeping
+    return {
+        "env step": env_step / total,
+        "action selection": take_step / total,
+        "update": update / total,
+        "bookkeeping": bookkeeping / total,
+        "other": max(0.0, other) / total,
+    }
+
+
+def run_one(env: str, num_envs: int, max_minutes: float, verbose: bool) -> Result:
+    brain, targets, _ = TARGETS[env]
+    result = Result(env, num_envs, targets)
+    build = BUILDS / f"{env}.x86_64"
+    with tempfile.TemporaryDirectory(prefix=f"bench-{env}-") as workdir:
+        base_port = free_ports(num_envs)
+        command = [
+            sys.executable, "-m", "mlagents.trainers.learn", str(CONFIG), "--env", str(build), "--train",
+            f"--num-envs={num_envs}", "--no-graphics", "--run-id=bench", f"--base-port={base_port}",
+        ]
+        log_path = Path(workdir) / "learn.log"
+        start = time.monotonic()
+        with open(log_path, "w") as log:
+            process = subprocess.Popen(
+                command, cwd=workdir, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        deadline = start + max_minutes * 60
+        stopping = False
+        offset = 0
+        pending = ""
+        while True:
+            finished = process.poll() is not None
+            with open(log_path) as log:
+                log.seek(offset)
+                chunk = log.read()
+                offset = log.tell()
+            pending += chunk
+            *lines, pending = pending.split("\n")
+            for line in lines:
+                if verbose:
+                    print("   |", line)
+                match = CONSOLE_LINE.search(line)
+                if not match or match["brain"] != brain:
+                    continue
+                result.last_step = float(match["step"])
+                if match["mean"] is None:
+                    continue
+                mean = float(match["mean"])
+                result.best_mean = max(result.best_mean, mean)
+                for target in targets:
+                    if mean >= target and target not in result.reached:
+                        result.reached[target] = (float(match["step"]), time.monotonic() - start)
+                if targets[-1] in result.reached and not result.stop_reason:
+                    result.stop_reason = "benchmark reached"
+            if finished:
+                break
+            if not stopping and (targets[-1] in result.reached or time.monotonic() > deadline):
+                if targets[-1] not in result.reached:
+                    result.stop_reason = f"time limit ({max_minutes:g} min)"
+                # SIGTERM, which mlagents-learn handles like Ctrl-C (SIGINT may be ignored in background jobs).
+                process.send_signal(signal.SIGTERM)
+                stopping = True
+            time.sleep(0.2)
+        process.wait()
+        if not result.stop_reason:
+            result.stop_reason = "max_steps reached" if process.returncode == 0 else f"exit status {process.returncode}"
+        elapsed = time.monotonic() - start
+        if result.last_step:
+            result.total_steps_per_second = result.last_step / elapsed
+        timers = Path(workdir) / "summaries" / "bench-0_timers.json"
+        if timers.exists():
+            result.shares = timer_shares(timers)
+    return result
+
+
+def print_results(results: List[Result]) -> None:
+    print()
+    print(
+        "| Environment | --num-envs | Target mean reward | Steps to target | Wall-clock s to target "
+        "| Best mean reward | Stopped by |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for r in results:
+        best = f"{r.best_mean:.3f}" if r.best_mean > float("-inf") else "-"
+        for target in r.targets:
+            if target in r.reached:
+                steps, seconds = r.reached[target]
+                reached = f"{steps:.0f} | {seconds:.0f}"
+            else:
+                reached = "not reached | -"
+            print(f"| {r.env} | {r.num_envs} | {target:g} | {reached} | {best} | {r.stop_reason} |")
+    print()
+    print("Share of the training loop time (TrainerController.advance):")
+    print("| Environment | --num-envs | env step | action selection | update | bookkeeping | other |")
+    print("|---|---|---|---|---|---|---|")
+    for r in results:
+        if not r.shares:
+            continue
+        s = r.shares
+        print(
+            f"| {r.env} | {r.num_envs} | {s['env step']:.0%} | {s['action selection']:.0%} | {s['update']:.0%} "
+            f"| {s['bookkeeping']:.0%} | {s['other']:.0%} |"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--envs", default="Basic,3DBall", help="comma-separated environments (Basic, 3DBall)")
+    parser.add_argument("--num-envs", default="1,4", help="comma-separated --num-envs values")
+    parser.add_argument("--max-minutes", type=float, default=20.0, help="time limit per run (minutes)")
+    parser.add_argument("--verbose", action="store_true", help="echo the output of mlagents-learn")
+    args = parser.parse_args()
+
+    results = []
+    for env in [e.strip() for e in args.envs.split(",") if e.strip()]:
+        if env not in TARGETS:
+            print(f"Unknown environment {env}; choose from {', '.join(TARGETS)}.")
+            continue
+        if not (BUILDS / f"{env}.x86_64").exists():
+            print(f"Skipping {env}: the build example-envs/builds/{env}.x86_64 is missing.")
+            continue
+        brain, targets, note = TARGETS[env]
+        for num_envs in [int(n) for n in args.num_envs.split(",")]:
+            wanted = ", ".join(f"{t:g}" for t in targets)
+            print(f"{env} ({brain}), --num-envs={num_envs}: training to mean reward {wanted}"
+                  + (f" ({note})" if note else "") + " ...", flush=True)
+            result = run_one(env, num_envs, args.max_minutes, args.verbose)
+            reached = ", ".join(f"{t:g} at step {s:.0f} after {sec:.0f} s" for t, (s, sec) in result.reached.items())
+            print(f"  -> {result.stop_reason}; {reached or 'benchmark not reached'}; best mean {result.best_mean:.3f}",
+                  flush=True)
+            results.append(result)
+    print_results(results)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,525 @@
+"""The ``mlagents-learn`` command: train (or run) the brains of a Unity environment.
+
+``main()`` parses the command line and starts one training run in this process, or ``--num-runs``
+runs in child processes. ``run_training()`` performs one run: it reads the trainer configuration,
+starts ``--num-envs`` environments through a :class:`SubprocessEnvManager`, creates one trainer per
+brain and hands everything to a :class:`TrainerController`.
+
+Errors a user can cause (a missing or malformed configuration file, a brain without configuration,
+an unknown trainer type, a missing hyper-parameter, an environment that cannot be launched ...) end
+the command with one line naming the problem and exit status 1. Ctrl-C during training saves and
+exports the models, then ends with status 0.
+"""
+
+from __future__ import annotations
+
+import os
+
+# TensorFlow's C++ start-up chatter (CPU features, missing CUDA) means nothing to a user; errors still show.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import glob  # noqa: E402
+import logging  # noqa: E402
+import multiprocessing  # noqa: E402
+import queue as queue_module  # noqa: E402
+import shutil  # noqa: E402
+import signal  # noqa: E402
+import sys  # noqa: E402
+import traceback  # noqa: E402
+from typing import Any, Callable, Dict, List, Optional, Tuple  # noqa: E402
+
+import numpy as np  # noqa: E402
+from docopt import docopt  # noqa: E402
+
+from mlagents.envs.base_unity_environment import BaseUnityEnvironment  # noqa: E402
+from mlagents.envs.exception import SamplerException, UnityException  # noqa: E402
+from mlagents.envs.sampler_class import SamplerManager  # noqa: E402
+from mlagents.trainers.exception import MetaCurriculumError, TrainerError  # noqa: E402
+from mlagents.trainers.meta_curriculum import MetaCurriculum  # noqa: E402
+from mlagents.trainers.trainer_util import initialize_trainers, load_config  # noqa: E402
+
+LOGGER = logging.getLogger("mlagents.trainers")
+
+USAGE = """
+Usage:
+  mlagents-learn <trainer-config-path> [options]
+  mlagents-learn --help
+
+Options:
+  --env=<file>               Environment executable to train in; without it, wait for the
+                             Unity Editor (press Play) [default: None].
+  --curriculum=<directory>   Folder with one curriculum JSON file per brain [default: None].
+  --sampler=<file>           YAML file of reset-parameter samplers for generalization
+                             training [default: None].
+  --keep-checkpoints=<n>     Model checkpoints kept per brain [default: 5].
+  --lesson=<n>               Curriculum lesson to start every curriculum at [default: 0].
+  --load                     Continue from the saved model of this --run-id instead of starting
+                             from random weights.
+  --run-id=<path>            Name of the run: models go to models/<run-id>-<n>/, summaries to
+                             summaries/<run-id>_<brain>/ [default: ppo].
+  --num-runs=<n>             Independent training runs started side by side, each in its own
+                             process [default: 1].
+  --save-freq=<n>            Save the models every n steps [default: 50000].
+  --seed=<n>                 Random seed of the run; -1 draws one [default: -1].
+  --slow                     Run the environment at inference speed (reset with train_mode off).
+  --train                    Train the models; without it the policies only act (no updates,
+                             no saving) until interrupted.
+  --base-port=<n>            First port used to talk to the environments; run k worker w uses
+                             base-port + k * num-envs + w [default: 5005].
+  --num-envs=<n>             Environment instances run in parallel for each run [default: 1].
+  --docker-target-name=<dt>  Docker volume holding the config, environment, models and
+                             summaries [default: None].
+  --no-graphics              Launch the environment with -nographics -batchmode.
+  --debug                    Log in detail (DEBUG level).
+  --multi-gpu                Use several GPUs for the PPO updates when more than one is visible.
+"""
+
+# The original banner is Unity's logo; this one only spells the name.
+BANNER = r"""
+   _   _       _ _
+  | | | |_ __ (_) |_ _   _
+  | | | | '_ \| | __| | | |
+  | |_| | | | | | |_| |_| |
+   \___/|_| |_|_|\__|\__, |    ML-Agents Toolkit
+                     |___/
+"""
+
+ENV_EXTENSIONS = (".app", ".exe", ".x86_64", ".x86")
+SEED_POOL_SIZE = 10000
+
+
+class CommandLineError(TrainerError):
+    """A command-line value is invalid (not a number, out of range, contradictory flags)."""
+
+
+# ---------------------------------------------------------------------------------------- options
+
+
+def parse_command_line(argv: Optional[List[str]] = None) -> Dict[str, Any]:
+    """Parse ``argv`` (default ``sys.argv[1:]``) into docopt's option dict.
+
+    Values arrive as strings (the absent ones as the string ``"None"``) and flags as booleans.
+    ``--help`` prints the usage and exits 0; a malformed command line prints the usage and exits 1.
+    """
+    return docopt(USAGE, argv=argv)
+
+
+def _int_option(options: Dict[str, Any], name: str, minimum: Optional[int] = None) -> int:
+    value = options[name]
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise CommandLineError(f"{name} must be a whole number, not {value!r}.") from None
+    if minimum is not None and number < minimum:
+        raise CommandLineError(f"{name} must be at least {minimum}, not {number}.")
+    return number
+
+
+def _optional_str(value: Any) -> Optional[str]:
+    return None if value is None or value == "None" else str(value)
+
+
+def validate_options(options: Dict[str, Any]) -> None:
+    """Check the numeric options and the flag combinations before anything is launched.
+
+    :raises CommandLineError: naming the option and what is wrong with it.
+    """
+    _int_option(options, "--keep-checkpoints", 1)
+    _int_option(options, "--lesson", 0)
+    _int_option(options, "--num-runs", 1)
+    _int_option(options, "--save-freq", 1)
+    _int_option(options, "--seed", -1)
+    _int_option(options, "--base-port", 1)
+    _int_option(options, "--num-envs", 1)
+    env_path = _optional_str(options["--env"])
+    if env_path is None and int(options["--num-runs"]) > 1:
+        raise CommandLineError(
+            "It is not possible to launch more than one concurrent training session when training from the editor."
+        )
+    if env_path is None and int(options["--num-envs"]) > 1:
+        raise CommandLineError(
+            "--num-envs greater than 1 needs an environment executable (--env): the Unity Editor is one instance."
+        )
+    last_port = int(options["--base-port"]) + int(options["--num-runs"]) * int(options["--num-envs"]) - 1
+    if last_port > 65535:
+        raise CommandLineError(f"--base-port is too high: the runs would need ports up to {last_port} (max 65535).")
+
+
+# ---------------------------------------------------------------------------------------- environments
+
+
+def create_environment_factory(
+    env_path: Optional[str],
+    docker_target_name: Optional[str],
+    no_graphics: bool,
+    seed: Optional[int],
+    start_port: int,
+) -> Callable[[int], BaseUnityEnvironment]:
+    """Return ``factory(worker_id) -> UnityEnvironment`` for one run.
+
+    Worker ``w`` talks on port ``start_port + w``. Its seed is ``seed + w`` (the run seed for worker
+    0; the original gave every worker the same seed, so parallel workers replayed the same random
+    episodes); a seed of 0 (or None) draws each worker's seed from a pool of random seeds, as the
+    original did.
+
+    :param env_path: executable path; ``.app``/``.exe``/``.x86_64``/``.x86`` are removed (the
+        environment finds the right file for the platform); None connects to the Unity Editor.
+    :param docker_target_name: the docker volume name; the executable is copied out of it first.
+    :param no_graphics: launch with ``-nographics -batchmode``.
+    :param seed: the run seed.
+    :param start_port: port of worker 0.
+    """
+    if env_path is not None:
+        env_path = env_path.strip()
+        for extension in ENV_EXTENSIONS:
+            env_path = env_path.replace(extension, "")
+    docker_training = docker_target_name is not None
+    if docker_training and env_path is not None:
+        env_path = _copy_env_out_of_docker_volume(env_path, docker_target_name or "")
+    seed_pool = [int(np.random.randint(0, SEED_POOL_SIZE)) for _ in range(SEED_POOL_SIZE)]
+
+    def create_unity_environment(worker_id: int) -> BaseUnityEnvironment:
+        # Imported here: the factory runs in the env worker processes.
+        from mlagents.envs.environment import UnityEnvironment
+
+        env_seed = seed + worker_id if seed else seed_pool[worker_id % len(seed_pool)]
+        return UnityEnvironment(
+            file_name=env_path,
+            worker_id=worker_id,
+            seed=env_seed,
+            docker_training=docker_training,
+            no_graphics=no_graphics,
+            base_port=start_port,
+        )
+
+    return create_unity_environment
+
+
+def _copy_env_out_of_docker_volume(env_path: str, docker_target_name: str) -> str:
+    """Copy every entry of ``/<volume>/`` whose path contains the environment name to ``/ml-agents/``."""
+    for source in glob.glob(f"/{docker_target_name}/*"):
+        if env_path not in source:
+            continue
+        destination = os.path.join("/ml-agents", os.path.basename(source))
+        if os.path.isdir(source):
+            shutil.copytree(source, destination, dirs_exist_ok=True)
+        else:
+            shutil.copyfile(source, destination)
+            os.chmod(destination, 0o775)
+    return f"/ml-agents/{env_path}"
+
+
+def create_sampler_manager(
+    sampler_file_path: Optional[str], env_reset_params: Dict[str, float], run_seed: Optional[int] = None
+) -> Tuple[SamplerManager, Optional[int]]:
+    """Build the reset-parameter samplers of ``--sampler`` (none without a file).
+
+    ``env_reset_params`` is not used (kept for the original signature); :func:`run_training`
+    checks the sampled names against the environment once it runs.
+
+    :returns: the manager and the resampling interval in global steps (None without a file).
+    :raises SamplerException: no valid ``resampling-interval`` or an invalid sampler description.
+    """
+    sampler_config = None
+    resample_interval = None
+    if sampler_file_path is not None:
+        sampler_config = load_config(sampler_file_path)
+        if "resampling-interval" not in sampler_config:
+            raise SamplerException(
+                "Resampling interval was not specified in the sampler file. Please specify it with the "
+                "'resampling-interval' key in the sampler config file."
+            )
+        resample_interval = sampler_config.pop("resampling-interval")
+        if isinstance(resample_interval, bool) or not isinstance(resample_interval, int) or resample_interval <= 0:
+            raise SamplerException(
+                "Specified resampling-interval is not valid. Please provide a positive integer value for "
+                "resampling-interval"
+            )
+    return SamplerManager(sampler_config, run_seed), resample_interval
+
+
+def try_create_meta_curriculum(
+    curriculum_folder: Optional[str], env_reset_params: Dict[str, float], lesson: int
+) -> Optional[MetaCurriculum]:
+    """The curricula of ``--curriculum`` set to ``lesson``, or None without a folder."""
+    if curriculum_folder is None:
+        return None
+    meta_curriculum = MetaCurriculum(curriculum_folder, env_reset_params)
+    meta_curriculum.set_all_curriculums_to_lesson_num(lesson)
+    return meta_curriculum
+
+
+# ---------------------------------------------------------------------------------------- one run
+
+
+def run_training(sub_id: int, run_seed: int, options: Dict[str, Any], queue: Any) -> None:
+    """Perform training run ``sub_id`` (``models/<run-id>-<sub_id>``) with ``run_seed``.
+
+    :param sub_id: index of the run among ``--num-runs``.
+    :param run_seed: the run's random seed.
+    :param options: the parsed command line (:func:`parse_command_line`).
+    :param queue: receives True once the trainers are built, just before training starts.
+    :raises UnityException, TrainerError: the errors a user can cause (see the module docstring).
+    """
+    docker_target_name = _optional_str(options["--docker-target-name"])
+    env_path = _optional_str(options["--env"])
+    run_id = str(options["--run-id"])
+    load_model = bool(options["--load"])
+    train_model = bool(options["--train"])
+    save_freq = int(options["--save-freq"])
+    curriculum_folder = _optional_str(options["--curriculum"])
+    sampler_file_path = _optional_str(options["--sampler"])
+    lesson = int(options["--lesson"])
+    fast_simulation = not bool(options["--slow"])
+    keep_checkpoints = int(options["--keep-checkpoints"])
+    num_envs = int(options["--num-envs"])
+    base_port = int(options["--base-port"])
+    no_graphics = bool(options["--no-graphics"])
+    multi_gpu = bool(options["--multi-gpu"])
+    trainer_config_path = str(options["<trainer-config-path>"])
+
+    if docker_target_name is None:
+        model_path = f"./models/{run_id}-{sub_id}"
+        summaries_dir = "./summaries"
+    else:
+        trainer_config_path = f"/{docker_target_name}/{trainer_config_path}"
+        if curriculum_folder is not None:
+            curriculum_folder = f"/{docker_target_name}/{curriculum_folder}"
+        model_path = f"/{docker_target_name}/models/{run_id}-{sub_id}"
+        summaries_dir = f"/{docker_target_name}/summaries"
+
+    trainer_config = load_config(trainer_config_path)
+    sampler_manager, resampling_interval = create_sampler_manager(sampler_file_path, {}, run_seed)
+    # Imported only now so that `mlagents-learn --help`, command-line and configuration errors
+    # answer at once, without loading TensorFlow.
+    _import_tensorflow_quietly()
+    from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
+    from mlagents.trainers.trainer_controller import TrainerController
+
+    os.makedirs(summaries_dir, exist_ok=True)
+    env_factory = create_environment_factory(
+        env_path, docker_target_name, no_graphics, run_seed, base_port + sub_id * num_envs
+    )
+    env = SubprocessEnvManager(env_factory, num_envs)
+    try:
+        meta_curriculum = try_create_meta_curriculum(curriculum_folder, env.reset_parameters, lesson)
+        external_brains = env.external_brains
+        if meta_curriculum is not None:
+            for brain_name in meta_curriculum.brains_to_curriculums:
+                if brain_name not in external_brains:
+                    raise MetaCurriculumError(
+                        f"One of the curricula defined in {curriculum_folder} does not have a corresponding "
+                        f"Brain. Check that the curriculum file has the same name as the Brain whose curriculum "
+                        f"it defines. (No brain called {brain_name}; the environment's brains to train are: "
+                        f"{', '.join(external_brains) or 'none'}.)"
+                    )
+        unknown = sorted(set(sampler_manager.samplers) - set(env.reset_parameters))
+        if unknown:
+            raise SamplerException(
+                f"The sampler file {sampler_file_path} names reset parameters the environment does not have: "
+                f"{', '.join(unknown)}. The environment's reset parameters are: "
+                f"{', '.join(env.reset_parameters) or 'none'}."
+            )
+        trainers = initialize_trainers(
+            trainer_config,
+            external_brains,
+            summaries_dir,
+            run_id,
+            model_path,
+            keep_checkpoints,
+            train_model,
+            load_model,
+            run_seed,
+            meta_curriculum,
+            multi_gpu,
+        )
+        tc = TrainerController(
+            trainers,
+            model_path,
+            summaries_dir,
+            f"{run_id}-{sub_id}",
+            save_freq,
+            meta_curriculum,
+            train_model,
+            run_seed,
+            fast_simulation,
+            sampler_manager,
+            resampling_interval,
+        )
+    except BaseException:
+        env.close()
+        raise
+    queue.put(True)
+    tc.start_learning(env)
+
+
+def _run_training_in_child(sub_id: int, run_seed: int, options: Dict[str, Any], queue: Any) -> None:
+    """Process target of one of several runs: a user error ends the child with one line and status 1."""
+    _configure_logging(bool(options["--debug"]))
+    signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
+    try:
+        run_training(sub_id, run_seed, options, queue)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except (UnityException, TrainerError) as error:
+        _report_error(error, bool(options["--debug"]), prefix=f"Run {sub_id}: ")
+        sys.exit(1)
+
+
+# ---------------------------------------------------------------------------------------- main
+
+
+def _import_tensorflow_quietly() -> None:
+    """Import TensorFlow without its start-up lines on stderr (CPU features, no CUDA driver).
+
+    Those lines are written by native code before its logging is configured, so no setting hides
+    them; stderr is sent to a temporary file for the import and the device discovery (which
+    reports a missing GPU driver as an error) and replayed only if the import fails.
+    """
+    if "tensorflow" in sys.modules:
+        return
+    import tempfile
+
+    sys.stderr.flush()
+    saved_fd = os.dup(2)
+    with tempfile.TemporaryFile() as captured:
+        os.dup2(captured.fileno(), 2)
+        try:
+            import tensorflow
+
+            tensorflow.config.list_physical_devices()
+        except BaseException:
+            os.dup2(saved_fd, 2)
+            captured.seek(0)
+            sys.stderr.write(captured.read().decode(errors="replace"))
+            raise
+        finally:
+            os.dup2(saved_fd, 2)
+            os.close(saved_fd)
+
+
+def _configure_logging(debug: bool) -> None:
+    logging.basicConfig(level=logging.INFO)
+    level = logging.DEBUG if debug else logging.INFO
+    logging.getLogger("mlagents.trainers").setLevel(level)
+    logging.getLogger("mlagents.envs").setLevel(level)
+    # TensorFlow's own Python warnings (retracing hints, deprecations) are for developers.
+    logging.getLogger("tensorflow").setLevel(logging.DEBUG if debug else logging.ERROR)
+    # absl reports every checkpoint write at INFO.
+    logging.getLogger("absl").setLevel(logging.DEBUG if debug else logging.WARNING)
+
+
+def _report_error(error: BaseException, debug: bool, prefix: str = "") -> None:
+    if debug:
+        LOGGER.error("%s%s", prefix, "".join(traceback.format_exception(error)).rstrip())
+    else:
+        LOGGER.error("%s%s: %s", prefix, type(error).__name__, error)
+
+
+def _print_banner() -> None:
+    try:
+        print(BANNER)
+    except Exception:
+        print("\n\n\tUnity Technologies\n")
+
+
+def _random_seed() -> int:
+    return int(np.random.randint(0, 10000))
+
+
+def _run_several(options: Dict[str, Any], num_runs: int, seed: int) -> int:
+    """Start ``num_runs`` runs one after the other (each once the previous one started training),
+    wait for all of them and return the exit status (1 if any run failed)."""
+    context = multiprocessing.get_context("spawn")
+    processes: List[multiprocessing.process.BaseProcess] = []
+    failed = False
+    try:
+        for sub_id in range(num_runs):
+            run_seed = _random_seed() if seed == -1 else seed
+            run_queue = context.Queue()
+            process = context.Process(
+                target=_run_training_in_child, args=(sub_id, run_seed, options, run_queue), name=f"run-{sub_id}"
+            )
+            process.start()
+            processes.append(process)
+            # Unlike the original, a run that dies before it starts training does not hang us.
+            while True:
+                try:
+                    run_queue.get(timeout=1.0)
+                    break
+                except queue_module.Empty:
+                    if not process.is_alive():
+                        break
+            if not process.is_alive() and process.exitcode not in (0, None):
+                LOGGER.error(
+                    "Training run %d ended before it started training (exit status %s); not starting the "
+                    "remaining runs.",
+                    sub_id,
+                    process.exitcode,
+                )
+                failed = True
+                break
+        _join_all(processes)
+    except KeyboardInterrupt as interrupt:
+        if interrupt.args == (f"signal {signal.SIGTERM}",):
+            # SIGTERM reached only this process: pass it on.
+            for process in processes:
+                if process.is_alive() and process.pid is not None:
+                    os.kill(process.pid, signal.SIGTERM)
+        # Ctrl-C reaches every run itself (same process group). Let them save their models and exit.
+        LOGGER.info("Waiting for the training runs to save their models.")
+        _join_all(processes, patience=True)
+    for process in processes:
+        if process.exitcode not in (0, None):
+            failed = True
+    return 1 if failed else 0
+
+
+def _join_all(processes: List[multiprocessing.process.BaseProcess], patience: bool = False) -> None:
+    for process in processes:
+        while process.is_alive():
+            try:
+                process.join()
+            except KeyboardInterrupt:
+                if patience:
+                    # A second Ctrl-C: stop waiting politely.
+                    for other in processes:
+                        if other.is_alive():
+                            other.terminate()
+                patience = True
+
+
+def _interrupt_on_sigterm(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    """Entry point of ``mlagents-learn``; exits with status 0 on success, 1 on an error.
+
+    SIGTERM (``kill``, ``docker stop``) is handled like Ctrl-C: the models are saved and exported.
+    """
+    _print_banner()
+    options = parse_command_line(argv)
+    _configure_logging(bool(options["--debug"]))
+    signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
+    LOGGER.info(options)
+    debug = bool(options["--debug"])
+    try:
+        validate_options(options)
+        num_runs = int(options["--num-runs"])
+        seed = int(options["--seed"])
+        if num_runs == 1:
+            run_seed = _random_seed() if seed == -1 else seed
+            run_training(0, run_seed, options, queue_module.SimpleQueue())
+        else:
+            sys.exit(_run_several(options, num_runs, seed))
+    except (UnityException, TrainerError) as error:
+        _report_error(error, debug)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        LOGGER.info("Interrupted.")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""All curricula of a training run: one :class:`Curriculum` per brain, read from one folder."""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Dict, Mapping, Optional
+
+from mlagents.trainers.curriculum import Curriculum
+from mlagents.trainers.exception import MetaCurriculumError
+
+LOGGER = logging.getLogger("mlagents.trainers")
+
+
+class MetaCurriculum:
+    """The curricula of every brain in ``curriculum_folder`` (one JSON file per brain).
+
+    :param curriculum_folder: folder whose every entry is a curriculum file.
+    :param default_reset_parameters: the environment's reset parameters.
+    :raises MetaCurriculumError: the folder does not exist or is not a folder.
+    :raises CurriculumError: a curriculum file is invalid (see :class:`Curriculum`).
+    """
+
+    def __init__(self, curriculum_folder: str, default_reset_parameters: Mapping[str, float]) -> None:
+        if not os.path.exists(curriculum_folder):
+            raise MetaCurriculumError(
+                f"The curriculum folder {curriculum_folder} does not exist. Check the --curriculum path."
+            )
+        if not os.path.isdir(curriculum_folder):
+            raise MetaCurriculumError(
+                f"{curriculum_folder} is not a directory. Refer to the ML-Agents curriculum learning docs."
+            )
+        self.brains_to_curriculums: Dict[str, Curriculum] = {}
+        used_parameters: set = set()
+        warned = False
+        for entry in sorted(os.listdir(curriculum_folder)):
+            curriculum = Curriculum(os.path.join(curriculum_folder, entry), default_reset_parameters)
+            parameters = set(curriculum.get_config())
+            if parameters & used_parameters and not warned:
+                LOGGER.warning(
+                    "Two or more curriculums will attempt to change the same reset parameter. "
+                    "The result will be non-deterministic."
+                )
+                warned = True
+            used_parameters |= parameters
+            self.brains_to_curriculums[curriculum.brain_name] = curriculum
+
+    @property
+    def lesson_nums(self) -> Dict[str, int]:
+        """Brain name -> current lesson."""
+        return {brain: curriculum.lesson_num for brain, curriculum in self.brains_to_curriculums.items()}
+
+    @lesson_nums.setter
+    def lesson_nums(self, lesson_nums: Mapping[str, int]) -> None:
+        for brain, lesson in lesson_nums.items():
+            self.brains_to_curriculums[brain].lesson_num = lesson
+
+    def increment_lessons(
+        self, measure_vals: Mapping[str, float], reward_buff_sizes: Optional[Mapping[str, int]] = None
+    ) -> Dict[str, bool]:
+        """Try to advance the lesson of each brain.
+
+        :param measure_vals: brain -> its measure (progress or mean reward).
+        :param reward_buff_sizes: brain -> episodes in its reward buffer; when given, only brains
+            with at least ``min_lesson_length`` episodes are tried.
+        :returns: brain -> whether its lesson changed (only brains that were tried).
+        """
+        changed: Dict[str, bool] = {}
+        for brain, measure in measure_vals.items():
+            curriculum = self.brains_to_curriculums.get(brain)
+            if curriculum is None:
+                continue
+            if reward_buff_sizes is not None and reward_buff_sizes.get(brain, 0) < curriculum.min_lesson_length:
+                continue
+            changed[brain] = curriculum.increment_lesson(measure)
+        return changed
+
+    def set_all_curriculums_to_lesson_num(self, lesson_num: int) -> None:
+        """Set every curriculum to ``lesson_num`` (clamped per curriculum), as ``--lesson`` does."""
+        for curriculum in self.brains_to_curriculums.values():
+            curriculum.lesson_num = lesson_num
+
+    def get_config(self) -> Dict[str, float]:
+        """The reset-parameter values of every curriculum's current lesson, merged (later files win)."""
+        config: Dict[str, float] = {}
+        for curriculum in self.brains_to_curriculums.values():
+            config.update(curriculum.get_config())
+        return config

@@ -1,0 +1,331 @@
+"""End to end: mlagents-learn trains PPO on the real Basic build with two environments.
+
+Each test runs the real command (``python -m mlagents.trainers.learn``) in a temporary working
+directory, with a small configuration written there and ports from a free-port probe, and checks
+what a user would look at: the console lines, the checkpoints, the exported .nn model, the
+TensorBoard events, the timers JSON; then ``--load`` continuing the run, and Ctrl-C (SIGINT) saving
+and exporting before exiting without leftover processes.
+"""
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from tensorboard.backend.event_processing import event_accumulator
+
+REPO = Path(__file__).resolve().parents[4]
+BASIC = REPO / "example-envs" / "builds" / "Basic.x86_64"
+
+pytestmark = pytest.mark.skipif(not BASIC.exists(), reason="the Basic build is missing")
+
+# The shipped BasicLearning section with a higher learning rate and a small budget, so that the
+# policy settles within a few thousand steps.
+CONFIG = """
+default:
+    trainer: ppo
+    batch_size: 32
+    beta: 5.0e-3
+    buffer_size: 256
+    epsilon: 0.2
+    hidden_units: 20
+    lambd: 0.95
+    learning_rate: 3.0e-3
+    max_steps: {max_steps}
+    memory_size: 256
+    normalize: false
+    num_epoch: 3
+    num_layers: 1
+    time_horizon: 3
+    sequence_length: 64
+    summary_freq: 1000
+    use_recurrent: false
+    vis_encode_type: simple
+    reward_signals:
+        extrinsic:
+            strength: 1.0
+            gamma: 0.9
+"""
+FIRST_RUN_STEPS = 5000
+CONSOLE_LINE = re.compile(
+    r"^INFO:mlagents\.trainers: (?P<run>\S+): (?P<brain>\S+): Step: (?P<step>[\d.]+)\. "
+    r"(?:Time Elapsed: (?P<elapsed>[\d.]+) s Mean Reward: (?P<mean>-?[\d.]+)\. Std of Reward: (?P<std>[\d.]+)\. "
+    r"|No episode was completed since last summary\. )(?P<status>Training\.|Not Training\.)$"
+)
+
+
+def free_port_pair() -> int:
+    """A port p such that p and p + 1 are both free on loopback."""
+    for _ in range(50):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        try:
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", port + 1))
+            return port
+        except OSError:
+            continue
+    raise RuntimeError("no free pair of ports")
+
+
+def live_pids():
+    """pid -> (state, process group, argv) of every live process."""
+    result = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            result[int(entry)] = (int(fields[2]), argv)
+    return result
+
+
+def leftovers(pgid, ports):
+    """Live processes of the command's process group, or builds talking on one of ``ports``."""
+    wanted = {str(p).encode() for p in ports}
+    found = []
+    for pid, (group, argv) in live_pids().items():
+        if group == pgid:
+            found.append(pid)
+        elif any(flag == b"--port" and value in wanted for flag, value in zip(argv, argv[1:])):
+            found.append(pid)
+    return found
+
+
+def assert_nothing_left(pgid, ports):
+    deadline = time.monotonic() + 5
+    while leftovers(pgid, ports) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert leftovers(pgid, ports) == [], "processes were left behind"
+
+
+class LearnProcess:
+    """``mlagents-learn`` started in ``cwd`` in its own session; stderr goes to a file we can poll."""
+
+    def __init__(self, cwd: Path, *args):
+        self.cwd = cwd
+        self.args = [str(a) for a in args]
+        self.log_path = cwd / f"learn-{time.monotonic_ns()}.log"
+        self.log = open(self.log_path, "w")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "mlagents.trainers.learn", *self.args],
+            cwd=cwd,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def output(self) -> str:
+        return self.log_path.read_text()
+
+    def wait_for(self, pattern: str, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if re.search(pattern, self.output(), re.MULTILINE):
+                return
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.2)
+        raise AssertionError(f"{pattern!r} did not appear; output:\n{self.output()[-4000:]}")
+
+    def finish(self, timeout: float = 150) -> int:
+        try:
+            return self.process.wait(timeout=timeout)
+        finally:
+            if self.process.poll() is None:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+            self.log.close()
+
+
+def console_lines(output):
+    return [m.groupdict() for m in map(CONSOLE_LINE.match, output.splitlines()) if m]
+
+
+def scalars(summary_dir, tag):
+    acc = event_accumulator.EventAccumulator(str(summary_dir), size_guidance={event_accumulator.SCALARS: 0})
+    acc.Reload()
+    return acc, [(e.step, e.value) for e in acc.Scalars(tag)]
+
+
+def checkpoint_steps(model_dir):
+    """Steps of the checkpoints in ``model_dir`` (files ``model-<step>.index``), sorted."""
+    matches = (re.match(r"model-(\d+)\.index$", path.name) for path in model_dir.iterdir())
+    return sorted(int(match.group(1)) for match in matches if match)
+
+
+def timer_names(node, prefix=()):
+    names = {prefix + (node["name"],)}
+    for child in node.get("children", []):
+        names |= timer_names(child, prefix + (node["name"],))
+    return names
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory):
+    """Train ``FIRST_RUN_STEPS`` steps with --num-envs=2; returns (cwd, output, base port)."""
+    cwd = tmp_path_factory.mktemp("learn")
+    (cwd / "config.yaml").write_text(CONFIG.format(max_steps=FIRST_RUN_STEPS))
+    port = free_port_pair()
+    run = LearnProcess(
+        cwd, "config.yaml", "--env", BASIC, "--num-envs=2", "--base-port", port, "--train", "--run-id=basic",
+        "--save-freq=2000", "--seed=2", "--no-graphics",
+    )
+    status = run.finish()
+    output = run.output()
+    assert status == 0, output[-4000:]
+    assert_nothing_left(run.process.pid, [port, port + 1])
+    return cwd, output, port
+
+
+def test_console_lines(first_run):
+    _, output, _ = first_run
+    lines = console_lines(output)
+    assert len(lines) == FIRST_RUN_STEPS // 1000
+    for line in lines:
+        assert line["run"] == "basic" and line["brain"] == "BasicLearning"
+        assert line["status"] == "Training."
+    steps = [float(line["step"]) for line in lines]
+    assert steps == sorted(steps) and 1000 <= steps[0] <= 1001
+    assert "Traceback" not in output
+    assert "Hyperparameters for the PPOTrainer of brain BasicLearning:" in output
+    assert "Exported ./models/basic-0/BasicLearning.nn file" in output
+
+
+def test_model_artifacts(first_run):
+    cwd, _, _ = first_run
+    model_dir = cwd / "models" / "basic-0" / "BasicLearning"
+    assert (model_dir / "checkpoint").is_file()
+    saved_steps = checkpoint_steps(model_dir)
+    assert saved_steps[0] >= 2000 and saved_steps[-1] > FIRST_RUN_STEPS
+    exported = cwd / "models" / "basic-0" / "BasicLearning.nn"
+    assert exported.is_file() and exported.stat().st_size > 1000
+
+
+def test_tensorboard_events_and_learning(first_run):
+    cwd, _, _ = first_run
+    summary_dir = cwd / "summaries" / "basic_BasicLearning"
+    acc, rewards = scalars(summary_dir, "Environment/Cumulative Reward")
+    tags = set(acc.Tags()["scalars"])
+    assert {
+        "Environment/Cumulative Reward",
+        "Environment/Episode Length",
+        "Environment/Lesson",
+        "Policy/Entropy",
+        "Policy/Learning Rate",
+        "Policy/Extrinsic Value Estimate",
+        "Policy/Extrinsic Reward",
+        "Losses/Value Loss",
+        "Losses/Policy Loss",
+    } <= tags
+    assert "Hyperparameters" in acc.Tags()["tensors"]
+    assert len(rewards) == FIRST_RUN_STEPS // 1000
+    _, lengths = scalars(summary_dir, "Environment/Episode Length")
+    # A random walk needs about 30 steps to reach a goal; the trained policy walks straight to one
+    # (3 steps to the small goal, 7 to the large one).
+    first_reward, last_reward = rewards[0][1], rewards[-1][1]
+    assert last_reward > first_reward
+    assert last_reward >= 0.075, rewards
+    assert lengths[-1][1] <= 8.0 and lengths[0][1] > 1.5 * lengths[-1][1], lengths
+
+
+def test_timers_json(first_run):
+    cwd, _, _ = first_run
+    tree = json.loads((cwd / "summaries" / "basic-0_timers.json").read_text())
+    assert tree["name"] == "root"
+    names = timer_names(tree)
+    advance = ("root", "TrainerController.advance")
+    for path in [
+        advance + ("env_step",),
+        advance + ("env_step", "SubprocessEnvManager._take_step"),
+        advance + ("env_step", "workers", "worker_root", "UnityEnvironment.step"),
+        advance + ("add_experiences",),
+        advance + ("process_experiences",),
+        advance + ("update_policy",),
+    ]:
+        assert path in names, sorted(names)
+    gauges = {g["name"]: g for g in tree["gauges"]}
+    assert gauges["BasicLearning.mean_reward"]["count"] == FIRST_RUN_STEPS // 1000
+
+
+def test_load_continues_the_run(first_run):
+    cwd, _, _ = first_run
+    (cwd / "config_more.yaml").write_text(CONFIG.format(max_steps=FIRST_RUN_STEPS + 1500))
+    port = free_port_pair()
+    run = LearnProcess(
+        cwd, "config_more.yaml", "--env", BASIC, "--num-envs=2", "--base-port", port, "--train", "--run-id=basic",
+        "--load", "--no-graphics",
+    )
+    status = run.finish()
+    output = run.output()
+    assert status == 0, output[-4000:]
+    lines = console_lines(output)
+    assert len(lines) == 1
+    # The step count continues from the checkpoint (summary after 1000 more steps).
+    assert FIRST_RUN_STEPS + 1000 <= float(lines[0]["step"]) <= FIRST_RUN_STEPS + 1002
+    # The restored policy acts like the trained one from the first step on.
+    assert float(lines[0]["mean"]) >= 0.075
+    model_dir = cwd / "models" / "basic-0" / "BasicLearning"
+    saved_steps = checkpoint_steps(model_dir)
+    assert max(saved_steps) > FIRST_RUN_STEPS + 1500
+    assert_nothing_left(run.process.pid, [port, port + 1])
+
+
+@pytest.mark.parametrize("ctrl_c", [True, False], ids=["ctrl-c-whole-group", "sigterm-main-process"])
+def test_interrupt_saves_and_exports(tmp_path, ctrl_c):
+    (tmp_path / "config.yaml").write_text(CONFIG.format(max_steps="1.0e6"))
+    port = free_port_pair()
+    run = LearnProcess(
+        tmp_path, "config.yaml", "--env", BASIC, "--num-envs=2", "--base-port", port, "--train",
+        "--run-id=stopped", "--no-graphics",
+    )
+    try:
+        run.wait_for(r"Step: 1\d\d\d\.", timeout=120)
+        if ctrl_c:
+            # What Ctrl-C in a terminal does: every process of the foreground group gets SIGINT.
+            os.killpg(run.process.pid, signal.SIGINT)
+        else:
+            # What `kill` or `docker stop` does: only the main process gets SIGTERM.
+            run.process.send_signal(signal.SIGTERM)
+    finally:
+        status = run.finish(timeout=60)
+    output = run.output()
+    assert status == 0, output[-4000:]
+    assert "Learning was interrupted. Please wait while the graph is generated." in output
+    assert "Saved Model" in output
+    assert "Traceback" not in output
+    model_dir = tmp_path / "models" / "stopped-0"
+    assert any(p.name.endswith(".index") for p in (model_dir / "BasicLearning").iterdir())
+    assert (model_dir / "BasicLearning.nn").is_file()
+    assert (tmp_path / "summaries" / "stopped-0_timers.json").is_file()
+    assert_nothing_left(run.process.pid, [port, port + 1])
+
+
+def test_several_runs(tmp_path):
+    config = CONFIG.format(max_steps=600).replace("summary_freq: 1000", "summary_freq: 300")
+    (tmp_path / "config.yaml").write_text(config)
+    port = free_port_pair()
+    run = LearnProcess(
+        tmp_path, "config.yaml", "--env", BASIC, "--num-runs=2", "--base-port", port, "--train", "--run-id=multi",
+        "--no-graphics",
+    )
+    status = run.finish()
+    output = run.output()
+    assert status == 0, output[-4000:]
+    assert "Traceback" not in output
+    for sub_id in (0, 1):
+        assert (tmp_path / "models" / f"multi-{sub_id}" / "BasicLearning.nn").is_file()
+        assert (tmp_path / "summaries" / f"multi-{sub_id}_timers.json").is_file()
+    assert len([line for line in console_lines(output) if float(line["step"]) == 600]) == 2
+    assert_nothing_left(run.process.pid, [port, port + 1])

@@ -1,0 +1,314 @@
+"""The training loop: steps the environments, feeds the trainers, saves, summarizes, exports.
+
+:class:`TrainerController` works with any :class:`~mlagents.envs.env_manager.EnvManager`. One pass
+of the loop (:meth:`TrainerController.advance`) collects whatever environment steps are ready, hands
+each transition to every trainer, advances the trainers' step counts and runs the policy updates
+that are due. The controller counts a global step per environment step; every ``save_freq`` global
+steps it saves every model, and every trainer writes its summary every ``summary_freq`` global steps.
+
+Time spent is recorded in the hierarchical timers and written to
+``<summaries_dir>/<run_id>_timers.json`` at the end: ``env_step`` (waiting for the environments,
+including action selection by the env manager), ``add_experiences`` and ``process_experiences``
+(the trainers' bookkeeping) and ``update_policy`` appear as separate nodes under
+``TrainerController.advance``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import threading
+from contextlib import contextmanager
+from time import perf_counter
+from typing import Dict, Iterator, List, Optional
+
+import numpy as np
+import tensorflow as tf
+
+from mlagents.envs.env_manager import EnvManager, StepInfo
+from mlagents.envs.exception import UnityEnvironmentException, UnityException
+from mlagents.envs.sampler_class import SamplerManager
+from mlagents.envs.timers import get_timer_tree, hierarchical_timer, timed
+from mlagents.trainers.meta_curriculum import MetaCurriculum
+from mlagents.trainers.trainer import Trainer
+
+LOGGER = logging.getLogger("mlagents.trainers")
+# The original logs these messages (hyper-parameters, "Saved Model") on the environment logger.
+ENV_LOGGER = logging.getLogger("mlagents.envs")
+
+
+class TrainerController:
+    """Runs the training (or inference) of a set of trainers on an environment manager.
+
+    :param trainers: brain name -> trainer (see :func:`~mlagents.trainers.trainer_util.initialize_trainers`).
+    :param model_path: folder of this run's models (``models/<run-id>-<n>``), created at start.
+    :param summaries_dir: folder of the summaries; the timer tree goes to ``<summaries_dir>/<run_id>_timers.json``.
+    :param run_id: the run identifier with its run index (``<run-id>-<n>``).
+    :param save_freq: save every model every ``save_freq`` global steps.
+    :param meta_curriculum: the run's curricula, or None.
+    :param train: True to train, False to only run the policies (no update, no save, no export).
+    :param training_seed: seeds numpy's and TensorFlow's global random generators.
+    :param fast_simulation: reset the environments in training mode (``not --slow``).
+    :param sampler_manager: reset-parameter samplers (generalization training).
+    :param resampling_interval: global steps between two resamplings, or None.
+    """
+
+    def __init__(
+        self,
+        trainers: Dict[str, Trainer],
+        model_path: str,
+        summaries_dir: str,
+        run_id: str,
+        save_freq: int,
+        meta_curriculum: Optional[MetaCurriculum],
+        train: bool,
+        training_seed: int,
+        fast_simulation: bool,
+        sampler_manager: SamplerManager,
+        resampling_interval: Optional[int],
+    ) -> None:
+        self.trainers = trainers
+        self.model_path = model_path
+        self.summaries_dir = summaries_dir
+        self.run_id = run_id
+        self.save_freq = int(save_freq)
+        self.meta_curriculum = meta_curriculum
+        self.train_model = train
+        self.seed = training_seed
+        self.fast_simulation = fast_simulation
+        self.sampler_manager = sampler_manager
+        self.resampling_interval = resampling_interval
+        self.logger = LOGGER
+        self.global_step = 0
+        self.training_start_time = perf_counter()
+        np.random.seed(training_seed)
+        tf.random.set_seed(training_seed)
+
+    # ------------------------------------------------------------------ measures and curricula
+
+    def _get_measure_vals(self) -> Dict[str, float]:
+        """Brain -> the measure its curriculum advances on (progress or mean recent return)."""
+        measures: Dict[str, float] = {}
+        if self.meta_curriculum is None:
+            return measures
+        for brain_name, curriculum in self.meta_curriculum.brains_to_curriculums.items():
+            trainer = self.trainers.get(brain_name)
+            if trainer is None:
+                continue
+            if curriculum.measure == "progress":
+                measures[brain_name] = trainer.get_step / trainer.get_max_steps
+            elif curriculum.measure == "reward":
+                buffer = trainer.reward_buffer
+                measures[brain_name] = float(np.mean(buffer)) if len(buffer) > 0 else float("nan")
+        return measures
+
+    def _lesson_num(self, brain_name: str) -> int:
+        if self.meta_curriculum is None:
+            return 0
+        curriculum = self.meta_curriculum.brains_to_curriculums.get(brain_name)
+        return curriculum.lesson_num if curriculum is not None else 0
+
+    # ------------------------------------------------------------------ saving and export
+
+    def _save_model(self) -> None:
+        """Save a checkpoint of every trainer's policy."""
+        for trainer in self.trainers.values():
+            trainer.save_model()
+        ENV_LOGGER.info("Saved Model")
+
+    def _save_model_when_interrupted(self) -> None:
+        ENV_LOGGER.info("Learning was interrupted. Please wait while the graph is generated.")
+        self._save_model()
+
+    @staticmethod
+    @contextmanager
+    def _ignoring_sigint() -> Iterator[None]:
+        """Let an impatient second Ctrl-C not break the final save and export (SIGTERM still does)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    def _write_training_metrics(self) -> None:
+        for trainer in self.trainers.values():
+            trainer.write_training_metrics()
+
+    def _export_graph(self) -> None:
+        """Export every trainer's policy for inference (``<model_path>/<brain>.nn``)."""
+        for trainer in self.trainers.values():
+            trainer.export_model()
+
+    def _write_timing_tree(self) -> None:
+        timing_path = os.path.join(self.summaries_dir, f"{self.run_id}_timers.json")
+        try:
+            with open(timing_path, "w") as file:
+                json.dump(get_timer_tree(), file, indent=2)
+        except OSError:
+            LOGGER.warning("Unable to save to %s. Make sure the directory exists", timing_path)
+
+    @staticmethod
+    def _create_model_path(model_path: str) -> None:
+        try:
+            os.makedirs(model_path, exist_ok=True)
+        except OSError:
+            raise UnityEnvironmentException(
+                f"The folder {model_path} containing the generated model could not be accessed. Please make "
+                f"sure the permissions are set correctly."
+            ) from None
+
+    # ------------------------------------------------------------------ resets
+
+    def _reset_env(self, env: EnvManager) -> List[StepInfo]:
+        """Reset every environment with fresh samples and the current lessons (curriculum values win)."""
+        config = self.sampler_manager.sample_all()
+        if self.meta_curriculum is not None:
+            config.update(self.meta_curriculum.get_config())
+        return env.reset(config=config, train_mode=self.fast_simulation)
+
+    def _not_done_training(self) -> bool:
+        return (
+            any(trainer.get_step <= trainer.get_max_steps for trainer in self.trainers.values())
+            or not self.train_model
+        )
+
+    def end_trainer_episodes(self, env: EnvManager, lessons_incremented: Dict[str, bool]) -> None:
+        """Reset the environments, end every trainer's episodes, clear the reward buffer of advanced brains."""
+        self._reset_env(env)
+        for trainer in self.trainers.values():
+            trainer.end_episode()
+        for brain_name, changed in lessons_incremented.items():
+            if changed and brain_name in self.trainers:
+                self.trainers[brain_name].reward_buffer.clear()
+
+    def reset_env_if_ready(self, env: EnvManager, steps: int) -> None:
+        """Advance curricula whose brains collected enough episodes; reset if a lesson changed or a
+        generalization resampling is due (every ``resampling_interval`` global steps)."""
+        lessons_incremented: Dict[str, bool] = {}
+        if self.meta_curriculum is not None:
+            reward_buff_sizes = {name: len(trainer.reward_buffer) for name, trainer in self.trainers.items()}
+            lessons_incremented = self.meta_curriculum.increment_lessons(
+                self._get_measure_vals(), reward_buff_sizes=reward_buff_sizes
+            )
+        meta_curriculum_reset = any(lessons_incremented.values())
+        generalization_reset = (
+            not self.sampler_manager.is_empty()
+            and steps != 0
+            and bool(self.resampling_interval)
+            and steps % int(self.resampling_interval) == 0
+        )
+        if meta_curriculum_reset or generalization_reset:
+            self.end_trainer_episodes(env, lessons_incremented)
+
+    # ------------------------------------------------------------------ the loop
+
+    def start_learning(self, env_manager: EnvManager) -> None:
+        """Train (or run) until every trainer used its ``max_steps``, Ctrl-C, or an environment failure.
+
+        On Ctrl-C (KeyboardInterrupt) or a lost environment (any ``UnityException`` from the env
+        manager, after the first step) the models are saved and exported when training; Ctrl-C
+        then ends normally, an environment failure is re-raised after saving. Any other exception is re-raised without
+        saving (the trainer state may be broken). In every case the timer tree is written and the
+        env manager closed (no environment process survives).
+        """
+        self._create_model_path(self.model_path)
+        for trainer in self.trainers.values():
+            ENV_LOGGER.info("%s", trainer)
+        if self.train_model:
+            for trainer in self.trainers.values():
+                trainer.write_tensorboard_text("Hyperparameters", trainer.parameters)
+        self.global_step = 0
+        self.training_start_time = perf_counter()
+        env_error: Optional[UnityException] = None
+        interrupted = False
+        try:
+            try:
+                for brain_name, trainer in self.trainers.items():
+                    env_manager.set_policy(brain_name, trainer.policy)
+                self._reset_env(env_manager)
+                while self._not_done_training():
+                    n_steps = self.advance(env_manager)
+                    for _ in range(n_steps):
+                        self.global_step += 1
+                        self.reset_env_if_ready(env_manager, self.global_step)
+                        if self._should_save_model(self.global_step):
+                            self._save_model()
+                        self.write_to_tensorboard(self.global_step)
+                if self.global_step != 0 and self.train_model:
+                    self._save_model()
+            except KeyboardInterrupt:
+                interrupted = True
+            except UnityException as error:
+                env_error = error
+                # Nothing to keep when the environments failed before the first step.
+                interrupted = self.global_step > 0
+            with self._ignoring_sigint():
+                if interrupted and self.train_model:
+                    self._save_model_when_interrupted()
+                if self.train_model and (env_error is None or interrupted):
+                    self._write_training_metrics()
+                    self._export_graph()
+        finally:
+            with self._ignoring_sigint():
+                self._write_timing_tree()
+                for trainer in self.trainers.values():
+                    trainer.close_summary_writer()
+                try:
+                    env_manager.close()
+                except UnityEnvironmentException as error:
+                    # An environment that failed has already closed itself ("No Unity environment is loaded").
+                    LOGGER.debug("Closing the environments: %s", error)
+        if env_error is not None:
+            raise env_error
+
+    def _should_save_model(self, global_step: int) -> bool:
+        return self.train_model and self.save_freq > 0 and global_step % self.save_freq == 0
+
+    def write_to_tensorboard(self, global_step: int) -> None:
+        """Let every trainer write its summary (each acts every ``summary_freq`` global steps)."""
+        delta_train_start = perf_counter() - self.training_start_time
+        for brain_name, trainer in self.trainers.items():
+            trainer.write_summary(global_step, delta_train_start, self._lesson_num(brain_name))
+
+    @timed
+    def advance(self, env: EnvManager) -> int:
+        """One pass of the loop: step the environments that are ready and feed the trainers.
+
+        :returns: the number of environment steps taken (1 to the number of environments).
+        """
+        with hierarchical_timer("env_step"):
+            time_start_step = perf_counter()
+            new_step_infos = env.step()
+            delta_time_step = perf_counter() - time_start_step
+
+        for step_info in new_step_infos:
+            if step_info.previous_all_brain_info is None:
+                continue
+            for brain_name, trainer in self.trainers.items():
+                action_info = (step_info.brain_name_to_action_info or {}).get(brain_name)
+                if action_info is None:
+                    continue
+                with hierarchical_timer("add_experiences"):
+                    trainer.add_experiences(
+                        step_info.previous_all_brain_info,
+                        step_info.current_all_brain_info,
+                        action_info.outputs,
+                    )
+                with hierarchical_timer("process_experiences"):
+                    trainer.process_experiences(
+                        step_info.previous_all_brain_info, step_info.current_all_brain_info
+                    )
+        for brain_name, trainer in self.trainers.items():
+            trainer.trainer_metrics.add_delta_step(delta_time_step)
+            if self.train_model and trainer.get_step <= trainer.get_max_steps:
+                trainer.increment_step(len(new_step_infos))
+                if trainer.is_ready_update():
+                    with hierarchical_timer("update_policy"):
+                        trainer.update_policy()
+                    env.set_policy(brain_name, trainer.policy)
+        return len(new_step_infos)

@@ -1,0 +1,221 @@
+"""Reading the trainer configuration and creating one trainer per brain.
+
+The trainer configuration is a YAML mapping: a ``default`` section, plus optional sections named
+after brains. A brain's hyper-parameters are the ``default`` section updated (shallowly: a brain
+section's ``reward_signals`` replaces the default one as a whole) with its own section; a section
+may also name another section to reuse (``MyBrain: OtherBrain``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import re
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional
+
+import yaml
+
+from mlagents.envs.brain import BrainParameters
+from mlagents.envs.exception import UnityEnvironmentException
+
+if TYPE_CHECKING:
+    from mlagents.trainers.meta_curriculum import MetaCurriculum
+    from mlagents.trainers.trainer import Trainer
+
+LOGGER = logging.getLogger("mlagents.trainers")
+
+# trainer name -> (module, class). The module is imported only when a brain asks for that trainer.
+TRAINER_CLASSES: Dict[str, tuple] = {
+    "ppo": ("mlagents.trainers.ppo.trainer", "PPOTrainer"),
+    "offline_bc": ("mlagents.trainers.bc.offline_trainer", "OfflineBCTrainer"),
+    "online_bc": ("mlagents.trainers.bc.online_trainer", "OnlineBCTrainer"),
+}
+
+
+class _ConfigLoader(yaml.SafeLoader):
+    """YAML safe loader that reads ``5.0e4``, ``1e6`` or ``1e-3`` as numbers.
+
+    PyYAML follows YAML 1.1, whose float pattern needs a dot and a signed exponent, so the shipped
+    configs' ``max_steps: 5.0e4`` would load as the string "5.0e4". YAML 1.2 reads them as floats;
+    so do we.
+    """
+
+
+_ConfigLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$"),
+    list("-+0123456789."),
+)
+
+
+def load_config(trainer_config_path: str) -> Dict[str, Any]:
+    """Read a YAML file (trainer configuration or sampler file).
+
+    Numbers in scientific notation (``5.0e4``) are read as floats.
+
+    :param trainer_config_path: path of the file.
+    :returns: the parsed mapping.
+    :raises UnityEnvironmentException: the file does not exist or cannot be read, is not UTF-8, is
+        not valid YAML, or does not hold a mapping.
+    """
+    try:
+        with open(trainer_config_path, encoding="utf-8") as data_file:
+            config = yaml.load(data_file, Loader=_ConfigLoader)
+    except FileNotFoundError:
+        raise UnityEnvironmentException(f"Parameter file could not be found at {trainer_config_path}.") from None
+    except IsADirectoryError:
+        raise UnityEnvironmentException(
+            f"Parameter file could not be found at {trainer_config_path}: it is a directory, not a YAML file."
+        ) from None
+    except OSError as error:
+        raise UnityEnvironmentException(
+            f"Parameter file {trainer_config_path} could not be read: {error.strerror}."
+        ) from None
+    except UnicodeDecodeError:
+        raise UnityEnvironmentException(
+            f"There was an error decoding Trainer Config from this path : {trainer_config_path}"
+        ) from None
+    except yaml.YAMLError as error:
+        where = ""
+        mark = getattr(error, "problem_mark", None)
+        if mark is not None:
+            where = f" (line {mark.line + 1}, column {mark.column + 1})"
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise UnityEnvironmentException(
+            f"The file {trainer_config_path} is not valid YAML{where}: {problem}."
+        ) from None
+    if not isinstance(config, dict):
+        raise UnityEnvironmentException(
+            f"The file {trainer_config_path} must hold a mapping of section names to settings "
+            f"(e.g. a 'default:' section), but it holds {type(config).__name__ if config is not None else 'nothing'}."
+        )
+    return config
+
+
+def trainer_parameters_for_brain(trainer_config: Mapping[str, Any], brain_name: str) -> Dict[str, Any]:
+    """The merged hyper-parameters of ``brain_name``: ``default`` updated with the brain's section.
+
+    :raises UnityEnvironmentException: the config has neither a ``default`` nor a ``brain_name``
+        section, a section is not a mapping, or a section alias names a missing section / loops.
+    """
+    default = trainer_config.get("default")
+    if default is not None and not isinstance(default, dict):
+        raise UnityEnvironmentException(
+            "The 'default' section of the trainer config must be a mapping of hyper-parameters."
+        )
+    if default is None and brain_name not in trainer_config:
+        raise UnityEnvironmentException(
+            f"The trainer config has no section for the brain {brain_name} and no 'default' section. "
+            f"Add a '{brain_name}:' section or a 'default:' section."
+        )
+    params: Dict[str, Any] = dict(default or {})
+    if brain_name in trainer_config:
+        key: Any = brain_name
+        seen = [key]
+        while not isinstance(trainer_config[key], dict):
+            alias = trainer_config[key]
+            if alias is None:
+                raise UnityEnvironmentException(
+                    f"The section {key} of the trainer config is empty: give it hyper-parameters or "
+                    f"remove it to use the 'default' section."
+                )
+            if alias not in trainer_config:
+                raise UnityEnvironmentException(
+                    f"The section {key} of the trainer config refers to the section {alias}, which does not exist."
+                )
+            if alias in seen:
+                raise UnityEnvironmentException(
+                    f"The sections {' -> '.join(map(str, seen + [alias]))} of the trainer config refer to each other "
+                    f"in a loop."
+                )
+            seen.append(alias)
+            key = alias
+        params.update(trainer_config[key])
+    return params
+
+
+def initialize_trainers(
+    trainer_config: Mapping[str, Any],
+    external_brains: Mapping[str, BrainParameters],
+    summaries_dir: str,
+    run_id: str,
+    model_path: str,
+    keep_checkpoints: int,
+    train_model: bool,
+    load_model: bool,
+    seed: int,
+    meta_curriculum: Optional["MetaCurriculum"] = None,
+    multi_gpu: bool = False,
+) -> Dict[str, "Trainer"]:
+    """Create the trainer of every external brain.
+
+    For each brain ``B`` its hyper-parameters (see :func:`trainer_parameters_for_brain`) get
+    ``summary_path = {summaries_dir}/{run_id}_{B}``, ``model_path = {model_path}/{B}`` and
+    ``keep_checkpoints``; ``trainer`` picks the class (``ppo``, ``offline_bc``, ``online_bc``).
+
+    :param trainer_config: the parsed trainer configuration (:func:`load_config`).
+    :param external_brains: brain name -> parameters, as reported by the environment.
+    :param summaries_dir: folder of the TensorBoard summaries.
+    :param run_id: the run identifier (``--run-id``).
+    :param model_path: folder of this run's models (``models/<run-id>-<n>``).
+    :param keep_checkpoints: checkpoints to keep per brain.
+    :param train_model: train (True) or only run the policies.
+    :param load_model: restore each brain's policy from its checkpoint.
+    :param seed: the run's random seed.
+    :param meta_curriculum: the run's curricula; a PPO brain with a curriculum keeps that many
+        episode returns (``min_lesson_length``) in its reward buffer.
+    :param multi_gpu: use the multi-GPU PPO policy.
+    :returns: brain name -> trainer, in the order of ``external_brains``.
+    :raises UnityEnvironmentException: a brain has no configuration, no ``trainer`` key or an unknown
+        trainer type.
+    :raises UnityTrainerException: a required hyper-parameter is missing (raised by the trainer).
+    """
+    trainers: Dict[str, "Trainer"] = {}
+    for brain_name, brain in external_brains.items():
+        params = trainer_parameters_for_brain(trainer_config, brain_name)
+        params["summary_path"] = f"{summaries_dir}/{run_id}_{brain_name}"
+        params["model_path"] = f"{model_path}/{brain_name}"
+        params["keep_checkpoints"] = keep_checkpoints
+        trainer_type = params.get("trainer")
+        if trainer_type is None:
+            raise UnityEnvironmentException(
+                f"The trainer config does not say which trainer to use for brain {brain_name}: add "
+                f"'trainer: ppo' (or offline_bc, online_bc) to its section or to the 'default' section."
+            )
+        if trainer_type not in TRAINER_CLASSES:
+            raise UnityEnvironmentException(
+                f"The trainer config contains an unknown trainer type for brain {brain_name}: "
+                f"'{trainer_type}' (known types: {', '.join(TRAINER_CLASSES)})."
+            )
+        trainer_class = _trainer_class(trainer_type, brain_name)
+        if trainer_type == "ppo":
+            reward_buff_cap = 1
+            if meta_curriculum is not None and brain_name in meta_curriculum.brains_to_curriculums:
+                reward_buff_cap = meta_curriculum.brains_to_curriculums[brain_name].min_lesson_length
+            trainers[brain_name] = trainer_class(
+                brain,
+                reward_buff_cap,
+                params,
+                train_model,
+                load_model,
+                seed,
+                run_id,
+                multi_gpu,
+            )
+        else:
+            trainers[brain_name] = trainer_class(brain, params, train_model, load_model, seed, run_id)
+    return trainers
+
+
+def _trainer_class(trainer_type: str, brain_name: str) -> type:
+    module_name, class_name = TRAINER_CLASSES[trainer_type]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name is None or not module_name.startswith(error.name):
+            raise
+        raise UnityEnvironmentException(
+            f"The trainer type '{trainer_type}' asked for brain {brain_name} is not available in this "
+            f"installation ({module_name} is missing)."
+        ) from None
+    return getattr(module, class_name)
