@@ -137,10 +137,16 @@ def test_launcher_skips_an_unusable_mlagents_python(python_side, processes, tmp_
 
 
 def test_launcher_reports_clearly_when_no_python_works(tmp_path):
+    # A copy of the launcher in a repository root of its own: the real root may hold a .venv
+    # (CI creates one there) that the launcher would rightly find and use.
+    builds = tmp_path / "repo" / "builds"
+    builds.mkdir(parents=True)
+    shutil.copy2(BUILDS / "unity-build-launcher", builds / "unity-build-launcher")
+    (builds / "Basic.x86_64").symlink_to("unity-build-launcher")
     env = {"PATH": str(tmp_path), "MLAGENTS_PYTHON": "/nonexistent", "HOME": str(tmp_path)}
     bash = shutil.which("bash")
-    process = subprocess.run([bash, str(BASIC), "--port", "1"], env=env, capture_output=True, text=True,
-                             timeout=TIMEOUT)
+    process = subprocess.run([bash, str(builds / "Basic.x86_64"), "--port", "1"], env=env, capture_output=True,
+                             text=True, timeout=TIMEOUT)
     assert process.returncode == 2
     assert "Cannot start the example environment 'Basic'" in process.stderr
     assert "/nonexistent: not an executable file" in process.stderr
