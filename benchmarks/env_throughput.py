@@ -18,7 +18,6 @@ Usage::
 import argparse
 import logging
 import os
-import socket
 import time
 from functools import partial
 from pathlib import Path
@@ -31,6 +30,8 @@ from mlagents.envs.environment import UnityEnvironment
 from mlagents.envs.policy import Policy
 from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
 from mlagents.envs.timers import get_timer_root, reset_timers
+
+from _ports import find_free_port_range  # beside this script
 
 BASIC_BUILD = str(Path(__file__).resolve().parents[1] / "example-envs" / "builds" / "Basic.x86_64")
 BRAIN = "BasicLearning"
@@ -45,24 +46,6 @@ class RandomPolicy(Policy):
     def get_action(self, brain_info) -> ActionInfo:
         n = len(brain_info.agents)
         return ActionInfo(self.rng.integers(0, 3, size=(n, 1)).astype(np.float32), None, None, None, None)
-
-
-def free_base_port(count: int) -> int:
-    """A base port with ``count`` consecutive free loopback ports."""
-    for _ in range(50):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            base = probe.getsockname()[1]
-        if base + count > 65535:
-            continue
-        try:
-            for port in range(base, base + count):
-                with socket.socket() as sock:
-                    sock.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
-    raise RuntimeError("no range of free ports found")
 
 
 def quiet_environment(worker_id: int, **kwargs) -> UnityEnvironment:
@@ -87,7 +70,7 @@ def measure_wire(steps: int) -> None:
     local_step = (time.perf_counter() - start) / steps
     local.close()
 
-    env = UnityEnvironment(BASIC_BUILD, base_port=free_base_port(1))
+    env = UnityEnvironment(BASIC_BUILD, base_port=find_free_port_range(1))
     try:
         env.reset()
         for i in range(min(steps, 200)):
@@ -116,7 +99,7 @@ def measure_wire(steps: int) -> None:
 
 def measure_manager(n_env: int, seconds: float, frame_time_ms: float) -> float:
     factory = partial(
-        quiet_environment, base_port=free_base_port(n_env), args=["--frame-time-ms", f"{frame_time_ms:g}"]
+        quiet_environment, base_port=find_free_port_range(n_env), args=["--frame-time-ms", f"{frame_time_ms:g}"]
     )
     manager = SubprocessEnvManager(factory, n_env)
     try:

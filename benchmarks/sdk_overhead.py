@@ -4,7 +4,8 @@ physics: prints microseconds per Python step for
 * Basic through LocalEnvironment (1 on-demand agent, one academy step per decision),
 * an empty 12-agent scene shaped like 3DBall (8 observations, 2 continuous actions, N = 5)
   through LocalEnvironment, i.e. the engine's share of a 3DBall step,
-* Basic over real gRPC on loopback (the build as a subprocess, a minimal Python server here).
+* Basic over real gRPC on loopback (the build as a subprocess, against the minimal Python server
+  of the SDK tests, example-envs/mlagents/example_envs/tests/mini_python.py).
 
 Usage: python benchmarks/sdk_overhead.py [--steps N]
 """
@@ -12,29 +13,23 @@ from __future__ import annotations
 
 import argparse
 import os
-import queue
 import subprocess
 import sys
 import time
-from concurrent import futures
 from pathlib import Path
 
-import grpc
 import numpy as np
-from mlagents.envs.communicator_objects import (
-    EnvironmentParametersProto,
-    Header,
-    UnityInput,
-    UnityMessage,
-    UnityRLInitializationInput,
-    UnityRLInput,
-)
-from mlagents.envs.communicator_objects import unity_to_external_pb2_grpc as service
+from mlagents.envs.communicator_objects import Header, UnityInput, UnityMessage, UnityRLInput
 
 from mlagents.example_envs.sdk.local import LocalEnvironment
 from mlagents.example_envs.sdk.scene import AgentGroup, BrainSpec, Scene, SceneSpec
 
-BASIC_BUILD = Path(__file__).resolve().parents[1] / "example-envs" / "builds" / "Basic.x86_64"
+REPO = Path(__file__).resolve().parents[1]
+BASIC_BUILD = REPO / "example-envs" / "builds" / "Basic.x86_64"
+
+# The minimal Python side of the wire that the SDK tests use.
+sys.path.append(str(REPO / "example-envs" / "mlagents" / "example_envs" / "tests"))
+from mini_python import CLOSE, MiniPython  # noqa: E402
 
 
 class EmptyBall(Scene):
@@ -77,48 +72,30 @@ def local_step_time(scene, brain: str, actions: np.ndarray, steps: int) -> float
     return best_of(5, run)
 
 
-class _Server(service.UnityToExternalServicer):
-    def __init__(self) -> None:
-        self.calls: queue.Queue = queue.Queue()
-        self.replies: queue.Queue = queue.Queue()
-
-    def Exchange(self, request, context):  # noqa: N802
-        self.calls.put(request)
-        return self.replies.get()
-
-
 def grpc_step_time(steps: int) -> float:
-    servicer = _Server()
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
-    service.add_UnityToExternalServicer_to_server(servicer, server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
+    python = MiniPython().start()
     env = dict(os.environ, MLAGENTS_PYTHON=sys.executable)
-    build = subprocess.Popen([str(BASIC_BUILD), "--port", str(port)], env=env, stderr=subprocess.DEVNULL)
+    build = subprocess.Popen([str(BASIC_BUILD), "--port", str(python.port)], env=env, stderr=subprocess.DEVNULL)
     try:
-        servicer.calls.get(timeout=60)
-        seed = UnityInput(rl_initialization_input=UnityRLInitializationInput(seed=0))
-        servicer.replies.put(UnityMessage(header=Header(status=200), unity_input=seed))
-        servicer.calls.get(timeout=60)
-        reset = UnityRLInput(command=1, is_training=True, environment_parameters=EnvironmentParametersProto())
-        servicer.replies.put(UnityMessage(header=Header(status=200), unity_input=UnityInput(rl_input=reset)))
-        servicer.calls.get(timeout=60)
+        python.handshake(seed=0)
+        python.reset()
         step = UnityRLInput()
         step.agent_actions["BasicLearning"].value.add(vector_actions=[0.0])
+        # One message sent again and again: the timed loop is the round trip alone.
         message = UnityMessage(header=Header(status=200), unity_input=UnityInput(rl_input=step))
 
         def run() -> float:
             start = time.perf_counter()
             for _ in range(steps):
-                servicer.replies.put(message)
-                servicer.calls.get(timeout=60)
+                python.reply(message)
+                python.next_call()
             return (time.perf_counter() - start) / steps
 
         return best_of(3, run)
     finally:
-        servicer.replies.put(UnityMessage(header=Header(status=400)))
+        python.reply(CLOSE)
         build.wait(timeout=30)
-        server.stop(0)
+        python.close()
 
 
 def main() -> None:

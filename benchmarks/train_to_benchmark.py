@@ -34,7 +34,6 @@ import argparse
 import json
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -42,6 +41,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
+
+from _ports import find_free_port_range  # beside this script
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "config" / "trainer_config.yaml"
@@ -71,24 +72,6 @@ class Result:
     stop_reason: str = ""
     shares: Dict[str, float] = field(default_factory=dict)
     total_steps_per_second: Optional[float] = None
-
-
-def free_ports(count: int) -> int:
-    """A base port p such that p .. p + count - 1 are free on loopback."""
-    for _ in range(100):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            base = probe.getsockname()[1]
-        if base + count > 65535:
-            continue
-        try:
-            for offset in range(1, count):
-                with socket.socket() as probe:
-                    probe.bind(("127.0.0.1", base + offset))
-            return base
-        except OSError:
-            continue
-    raise RuntimeError(f"no {count} consecutive free ports found")
 
 
 def find_node(node: dict, name: str) -> Optional[dict]:
@@ -137,7 +120,7 @@ def run_one(env: str, num_envs: int, max_minutes: float, verbose: bool) -> Resul
     result = Result(env, num_envs, targets)
     build = BUILDS / f"{env}.x86_64"
     with tempfile.TemporaryDirectory(prefix=f"bench-{env}-") as workdir:
-        base_port = free_ports(num_envs)
+        base_port = find_free_port_range(num_envs)
         command = [
             sys.executable, "-m", "mlagents.trainers.learn", str(CONFIG), "--env", str(build), "--train",
             f"--num-envs={num_envs}", "--no-graphics", "--run-id=bench", f"--base-port={base_port}",

@@ -7,7 +7,7 @@ The API shape (what ``reset``/``step`` take and return) lives in ``unity_env.py`
 import contextlib
 import logging
 from collections.abc import Iterator, Sequence
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, TypedDict, Union
 
 import numpy as np
 from gymnasium import spaces
@@ -23,6 +23,42 @@ logger = logging.getLogger("gym_unity")
 MAX_UNITY_SEED = 2**31 - 1
 
 ActionSpace = Union[spaces.Discrete, spaces.MultiDiscrete, spaces.Box]
+
+
+class LaunchOptions(TypedDict, total=False):
+    """How a wrapper starts its build: the keyword-only arguments that ``UnityEnv`` and
+    ``UnityGymnasiumEnv`` both take (each optional; defaults in ``LAUNCH_DEFAULTS``).
+
+    :ivar base_port: first port of the range; the environment listens on ``base_port + worker_id``
+        (default 5005, the port the original always used).
+    :ivar seed: random seed sent to the environment at start-up (default 0).
+    :ivar timeout_wait: seconds to wait for the build to connect (default 30).
+    :ivar exchange_timeout: seconds to wait for each answer of the build (default 120).
+    :ivar args: extra command-line arguments for the build (default none).
+    :ivar train_mode: reset in training configuration (fast, the default) or inference
+        configuration (real time).
+    :ivar log_dir: folder for the build's log (kept); by default a temporary folder, removed on a
+        clean close and kept when the environment failed (see ``UnityEnvironment``).
+    """
+
+    base_port: int
+    seed: int
+    timeout_wait: float
+    exchange_timeout: float
+    args: Optional[Sequence[str]]
+    train_mode: bool
+    log_dir: Optional[str]
+
+
+LAUNCH_DEFAULTS: LaunchOptions = {
+    "base_port": 5005,
+    "seed": 0,
+    "timeout_wait": 30,
+    "exchange_timeout": 120.0,
+    "args": None,
+    "train_mode": True,
+    "log_dir": None,
+}
 
 
 class UnityGymCore:
@@ -62,29 +98,31 @@ class UnityGymCore:
         flatten_branched: bool,
         no_graphics: bool,
         allow_multiple_visual_obs: bool,
-        base_port: int,
-        seed: int,
-        timeout_wait: float,
-        exchange_timeout: float,
-        args: Optional[Sequence[str]],
-        train_mode: bool,
-        log_dir: Optional[str],
+        launch: LaunchOptions,
     ) -> None:
         """Launch the environment, run the original's checks in its order, reset once and build
         the action space. On any error the environment is closed before the error propagates.
 
+        :param launch: the keyword arguments of the wrapper's constructor that say how to start the
+            build (see ``LaunchOptions``); missing ones take their ``LAUNCH_DEFAULTS``.
+        :raises TypeError: ``launch`` has a key that is not one of ``LaunchOptions``.
         :raises UnityGymException: see the class documentation of ``UnityEnv``.
         :raises mlagents.envs.exception.UnityException: the environment could not be started.
         """
+        unknown = sorted(set(launch) - set(LAUNCH_DEFAULTS))
+        if unknown:
+            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r}")
+        options: LaunchOptions = {**LAUNCH_DEFAULTS, **launch}
+        args = options["args"]
         self._environment_filename = environment_filename
         self._worker_id = worker_id
         self._no_graphics = no_graphics
-        self._base_port = base_port
-        self._timeout_wait = timeout_wait
-        self._exchange_timeout = exchange_timeout
+        self._base_port = options["base_port"]
+        self._timeout_wait = options["timeout_wait"]
+        self._exchange_timeout = options["exchange_timeout"]
         self._args = list(args) if args is not None else []
-        self._train_mode = train_mode
-        self._log_dir = log_dir
+        self._train_mode = options["train_mode"]
+        self._log_dir = options["log_dir"]
         self._multiagent = multiagent
         self._allow_multiple_visual_obs = allow_multiple_visual_obs
         self._flattener: Optional[ActionFlattener] = None
@@ -94,7 +132,7 @@ class UnityGymCore:
         self._n_agents: Optional[int] = None
         self.game_over = False
 
-        self._env = self._launch(_unity_seed(seed))
+        self._env = self._launch(_unity_seed(options["seed"]))
         try:
             self._configure(use_visual, uint8_visual, flatten_branched)
         except BaseException:

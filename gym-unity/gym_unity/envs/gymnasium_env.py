@@ -6,15 +6,14 @@ the observations, ``render_mode``. It passes ``gymnasium.utils.env_checker.check
 stable-baselines3 trains on it as it is.
 """
 import logging
-from collections.abc import Sequence
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple, Unpack
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 from mlagents.envs.brain import BrainInfo
 
-from gym_unity.envs.core import UnityGymCore, _unity_seed
+from gym_unity.envs.core import LaunchOptions, UnityGymCore, _unity_seed
 from gym_unity.envs.exception import UnityGymException
 
 logger = logging.getLogger("gym_unity")
@@ -63,14 +62,9 @@ class UnityGymnasiumEnv(UnityGymCore, gymnasium.Env):
     :param allow_multiple_visual_obs: observe every camera (``Dict`` observation space).
     :param render_mode: None, or ``"rgb_array"``: ``render()`` returns the first camera's last
         image as uint8 ``(height, width, 3)`` (the environment needs a camera).
-    :param base_port: first port of the range; the environment listens on ``base_port + worker_id``.
-    :param seed: random seed sent to the environment at start-up.
-    :param timeout_wait: seconds to wait for the build to connect.
-    :param exchange_timeout: seconds to wait for each answer of the build.
-    :param args: extra command-line arguments for the build.
-    :param train_mode: reset in training configuration (fast) or inference configuration (real time).
-    :param log_dir: folder for the build's log (kept); by default a temporary folder, removed on a
-        clean close and kept when the environment failed (see ``UnityEnvironment``).
+    :param launch: how the build is started (see ``LaunchOptions``): ``base_port`` (default 5005),
+        ``seed`` (see *Seeding* above), ``timeout_wait``, ``exchange_timeout``, ``args``,
+        ``train_mode``, ``log_dir``.
     :raises UnityGymException: the environment has more or less than one brain or agent, no
         external brain, ``use_visual`` or ``render_mode`` without cameras, stacked vector
         observations, or an unknown ``render_mode``.
@@ -100,13 +94,7 @@ class UnityGymnasiumEnv(UnityGymCore, gymnasium.Env):
         no_graphics: bool = False,
         allow_multiple_visual_obs: bool = False,
         render_mode: Optional[str] = None,
-        base_port: int = 5005,
-        seed: int = 0,
-        timeout_wait: float = 30,
-        exchange_timeout: float = 120.0,
-        args: Optional[Sequence[str]] = None,
-        train_mode: bool = True,
-        log_dir: Optional[str] = None,
+        **launch: Unpack[LaunchOptions],
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise UnityGymException(
@@ -122,13 +110,7 @@ class UnityGymnasiumEnv(UnityGymCore, gymnasium.Env):
             flatten_branched=flatten_branched,
             no_graphics=no_graphics,
             allow_multiple_visual_obs=allow_multiple_visual_obs,
-            base_port=base_port,
-            seed=seed,
-            timeout_wait=timeout_wait,
-            exchange_timeout=exchange_timeout,
-            args=args,
-            train_mode=train_mode,
-            log_dir=log_dir,
+            launch=launch,
         )
         try:
             if render_mode == "rgb_array" and self._brain.number_visual_observations == 0:

@@ -7,15 +7,14 @@ spaces are Gymnasium spaces, which behave like gym's (``sample()``, ``contains()
 ``shape``). For today's libraries (stable-baselines3, Gymnasium wrappers) use ``UnityGymnasiumEnv``.
 """
 import logging
-from collections.abc import Sequence
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Unpack
 
 import numpy as np
 from gymnasium import spaces
 from mlagents.envs.brain import BrainInfo
 
 from gym_unity.envs.action_flattener import ActionFlattener
-from gym_unity.envs.core import ActionSpace, UnityGymCore
+from gym_unity.envs.core import ActionSpace, LaunchOptions, UnityGymCore
 from gym_unity.envs.exception import UnityGymException
 
 logging.basicConfig(level=logging.INFO)
@@ -46,15 +45,9 @@ class UnityEnv(UnityGymCore):
         (see ``ActionFlattener``) instead of ``MultiDiscrete``.
     :param no_graphics: start the build with ``-nographics -batchmode``.
     :param allow_multiple_visual_obs: observe a list of every camera's image (single agent).
-    :param base_port: first port of the range; the environment listens on ``base_port + worker_id``
-        (the original always used 5005).
-    :param seed: random seed sent to the environment at start-up.
-    :param timeout_wait: seconds to wait for the build to connect.
-    :param exchange_timeout: seconds to wait for each answer of the build.
-    :param args: extra command-line arguments for the build.
-    :param train_mode: reset in training configuration (fast) or inference configuration (real time).
-    :param log_dir: folder for the build's log (kept); by default a temporary folder, removed on a
-        clean close and kept when the environment failed (see ``UnityEnvironment``).
+    :param launch: keyword-only, how the build is started (see ``LaunchOptions``): ``base_port``
+        (default 5005, the port the original always used), ``seed``, ``timeout_wait``,
+        ``exchange_timeout``, ``args``, ``train_mode``, ``log_dir``.
     :raises UnityGymException: the environment has more or less than one brain, no external
         brain, ``use_visual`` without cameras, stacked vector observations, or an agent count
         that does not fit ``multiagent``.
@@ -78,14 +71,7 @@ class UnityEnv(UnityGymCore):
         flatten_branched: bool = False,
         no_graphics: bool = False,
         allow_multiple_visual_obs: bool = False,
-        *,
-        base_port: int = 5005,
-        seed: int = 0,
-        timeout_wait: float = 30,
-        exchange_timeout: float = 120.0,
-        args: Optional[Sequence[str]] = None,
-        train_mode: bool = True,
-        log_dir: Optional[str] = None,
+        **launch: Unpack[LaunchOptions],
     ) -> None:
         self._start(
             environment_filename,
@@ -96,13 +82,7 @@ class UnityEnv(UnityGymCore):
             flatten_branched,
             no_graphics,
             allow_multiple_visual_obs,
-            base_port=base_port,
-            seed=seed,
-            timeout_wait=timeout_wait,
-            exchange_timeout=exchange_timeout,
-            args=args,
-            train_mode=train_mode,
-            log_dir=log_dir,
+            launch,
         )
         if self.use_visual:
             self._observation_space: spaces.Box = spaces.Box(0, 1, dtype=np.float32, shape=self._camera_shape(0))

@@ -13,45 +13,51 @@ from gym_unity.envs import UnityEnv, UnityGymException
 
 
 @pytest.mark.parametrize(
-    "scene, message",
+    "builder, build, kwargs, message",
     [
-        ("TwoBrains", "There can only be one brain in a UnityEnvironment if it is wrapped in a gym."),
-        ("NoExternalBrain", "There are not any external brain in the UnityEnvironment"),
+        ("scene_build", "TwoBrains", {}, "There can only be one brain in a UnityEnvironment if it is wrapped in a gym."),
+        ("scene_build", "NoExternalBrain", {}, "There are not any external brain in the UnityEnvironment"),
         (
+            "scene_build",
             "Stacked",
+            {},
             "There can only be one stacked vector observation in a UnityEnvironment if it is wrapped in a gym.",
         ),
+        (
+            "example_build",
+            "Basic",
+            {"use_visual": True},
+            "`use_visual` was set to True, however there are no visual observations as part of this environment.",
+        ),
+        # The original's texts, including their missing space.
+        (
+            "example_build",
+            "3DBall",
+            {},
+            "The environment was launched as a single-agent environment, howeverthere is more than one agent in "
+            "the scene.",
+        ),
+        (
+            "example_build",
+            "Basic",
+            {"multiagent": True},
+            "The environment was launched as a mutli-agent environment, howeverthere is only one agent in the scene.",
+        ),
+    ],
+    ids=[
+        "two-brains",
+        "no-external-brain",
+        "stacked",
+        "use-visual-without-cameras",
+        "single-agent-mode-with-several-agents",
+        "multi-agent-mode-with-one-agent",
     ],
 )
-def test_environments_the_wrapper_refuses(make_env, scene_build, scene, message):
+def test_environments_the_wrapper_refuses(make_env, request, builder, build, kwargs, message):
+    build_path = request.getfixturevalue(builder)(build)
     with pytest.raises(UnityGymException) as error:
-        make_env(UnityEnv, scene_build(scene))
+        make_env(UnityEnv, build_path, **kwargs)
     assert str(error.value) == message
-
-
-def test_use_visual_without_cameras(make_env, example_build):
-    with pytest.raises(UnityGymException) as error:
-        make_env(UnityEnv, example_build("Basic"), use_visual=True)
-    assert str(error.value) == (
-        "`use_visual` was set to True, however there are no visual observations as part of this environment."
-    )
-
-
-def test_single_agent_mode_with_several_agents(make_env, example_build):
-    with pytest.raises(UnityGymException) as error:
-        make_env(UnityEnv, example_build("3DBall"))
-    # The original's text, including its missing space.
-    assert str(error.value) == (
-        "The environment was launched as a single-agent environment, howeverthere is more than one agent in the scene."
-    )
-
-
-def test_multi_agent_mode_with_one_agent(make_env, example_build):
-    with pytest.raises(UnityGymException) as error:
-        make_env(UnityEnv, example_build("Basic"), multiagent=True)
-    assert str(error.value) == (
-        "The environment was launched as a mutli-agent environment, howeverthere is only one agent in the scene."
-    )
 
 
 def test_changing_number_of_agents(make_env, scene_build):

@@ -202,30 +202,31 @@ def run(model, feeds):
 # ---------------------------------------------------------------------- policies to export
 
 
-def make_policy(tmp_path, brain, **overrides):
-    params = {
-        "trainer": "ppo",
-        "batch_size": 8,
-        "beta": 5.0e-3,
-        "buffer_size": 16,
-        "epsilon": 0.2,
-        "hidden_units": 12,
-        "lambd": 0.95,
-        "learning_rate": 3.0e-4,
-        "max_steps": 1000,
-        "memory_size": 8,
-        "normalize": False,
-        "num_epoch": 1,
-        "num_layers": 2,
-        "time_horizon": 8,
-        "sequence_length": 4,
-        "summary_freq": 100,
-        "use_recurrent": False,
-        "reward_signals": {"extrinsic": {"strength": 1.0, "gamma": 0.99}},
-        "model_path": str(tmp_path / "models" / "run-0" / brain.brain_name),
-        "summary_path": str(tmp_path / "summaries"),
-    }
-    params.update(overrides)
+@pytest.fixture
+def make_policy(tmp_path, ppo_params):
+    """``make_policy(brain, **overrides)``: a PPO policy for ``brain`` (2 layers of 12 units unless
+    overridden) whose weights and normalizer statistics are all non-trivial, with its model folder
+    ``tmp_path/models/run-0/<brain name>``."""
+
+    def make(brain, **overrides):
+        settings = dict(
+            hidden_units=12,
+            max_steps=1000,
+            num_epoch=1,
+            num_layers=2,
+            time_horizon=8,
+            sequence_length=4,
+            summary_freq=100,
+            model_path=str(tmp_path / "models" / "run-0" / brain.brain_name),
+            summary_path=str(tmp_path / "summaries"),
+        )
+        settings.update(overrides)
+        return randomized_policy(brain, ppo_params(**settings))
+
+    return make
+
+
+def randomized_policy(brain, params):
     policy = PPOPolicy(0, brain, params, is_training=False)  # decisions leave the normalizer alone
     # Non-trivial weights and statistics everywhere, so that a wrong layer cannot pass by accident.
     rng = np.random.default_rng(1)
@@ -296,8 +297,8 @@ def check_constants(nn, continuous, memory_size, action_output_shape):
 # ---------------------------------------------------------------------- tests
 
 
-def test_basic_discrete_layout_matches_the_shipped_model(tmp_path, caplog):
-    policy = make_policy(tmp_path, brain("BasicLearning", 20, [3], "discrete"), hidden_units=20, num_layers=1)
+def test_basic_discrete_layout_matches_the_shipped_model(tmp_path, make_policy, caplog):
+    policy = make_policy(brain("BasicLearning", 20, [3], "discrete"), hidden_units=20, num_layers=1)
     with caplog.at_level(logging.INFO, logger="mlagents.trainers"):
         nn = export(policy)
     assert any("Exported" in r.getMessage() and "BasicLearning.nn" in r.getMessage() for r in caplog.records)
@@ -365,8 +366,8 @@ def compare_continuous(policy, nn, rng, n=5, memory=None):
 
 
 @pytest.mark.parametrize("normalize", [False, True])
-def test_discrete_forward_pass_equals_policy(tmp_path, normalize):
-    policy = make_policy(tmp_path, brain("Grid", 6, [3, 2], "discrete"), normalize=normalize)
+def test_discrete_forward_pass_equals_policy(make_policy, normalize):
+    policy = make_policy(brain("Grid", 6, [3, 2], "discrete"), normalize=normalize)
     nn = export(policy)
     check_constants(nn, continuous=False, memory_size=0, action_output_shape=5)
     if normalize:
@@ -380,8 +381,8 @@ def test_discrete_forward_pass_equals_policy(tmp_path, normalize):
 
 
 @pytest.mark.parametrize("normalize", [False, True])
-def test_continuous_forward_pass_equals_policy(tmp_path, normalize):
-    policy = make_policy(tmp_path, brain("Ball", 8, [2], "continuous"), normalize=normalize)
+def test_continuous_forward_pass_equals_policy(make_policy, normalize):
+    policy = make_policy(brain("Ball", 8, [2], "continuous"), normalize=normalize)
     nn = export(policy)
     check_constants(nn, continuous=True, memory_size=0, action_output_shape=2)
     assert nn["inputs"] == {"vector_observation": [-1, 1, 1, 8], "epsilon": [-1, 1, 1, 2]}
@@ -393,9 +394,9 @@ def test_continuous_forward_pass_equals_policy(tmp_path, normalize):
     compare_continuous(policy, nn, np.random.default_rng(3))
 
 
-def test_discrete_recurrent_visual_model(tmp_path):
+def test_discrete_recurrent_visual_model(make_policy):
     b = brain("Hallway", 5, [4], "discrete", cameras=[(24, 24, False)])
-    policy = make_policy(tmp_path, b, use_recurrent=True, memory_size=16, normalize=True)
+    policy = make_policy(b, use_recurrent=True, memory_size=16, normalize=True)
     nn = export(policy)
     check_constants(nn, continuous=False, memory_size=16, action_output_shape=4)
     assert nn["inputs"] == {
@@ -419,8 +420,8 @@ def test_discrete_recurrent_visual_model(tmp_path):
     compare_discrete(policy, nn, np.random.default_rng(5), memory=memory)
 
 
-def test_continuous_recurrent_model_exports_both_lstms(tmp_path):
-    policy = make_policy(tmp_path, brain("Crawler", 6, [3], "continuous"), use_recurrent=True, memory_size=16,
+def test_continuous_recurrent_model_exports_both_lstms(make_policy):
+    policy = make_policy(brain("Crawler", 6, [3], "continuous"), use_recurrent=True, memory_size=16,
                          normalize=True)
     nn = export(policy)
     check_constants(nn, continuous=True, memory_size=16, action_output_shape=3)
@@ -432,10 +433,10 @@ def test_continuous_recurrent_model_exports_both_lstms(tmp_path):
 
 
 @pytest.mark.parametrize("encoder", ["nature_cnn", "resnet"])
-def test_other_visual_encoders(tmp_path, encoder):
+def test_other_visual_encoders(make_policy, encoder):
     size = 36 if encoder == "nature_cnn" else 20
     b = brain("Visual", 0, [2], "continuous", cameras=[(size, size, True)])
-    policy = make_policy(tmp_path, b, vis_encode_type=encoder, num_layers=1)
+    policy = make_policy(b, vis_encode_type=encoder, num_layers=1)
     nn = export(policy)
     assert nn["inputs"] == {"visual_observation_0": [-1, size, size, 1], "epsilon": [-1, 1, 1, 2]}
     if encoder == "resnet":
@@ -445,9 +446,9 @@ def test_other_visual_encoders(tmp_path, encoder):
     compare_continuous(policy, nn, np.random.default_rng(8), n=3)
 
 
-def test_exported_values_follow_training(tmp_path):
+def test_exported_values_follow_training(make_policy):
     """Exporting twice gives the current weights (the file is rewritten, not cached)."""
-    policy = make_policy(tmp_path, brain("Ball", 3, [2], "continuous"))
+    policy = make_policy(brain("Ball", 3, [2], "continuous"))
     first = tensors_by_name(export(policy))["dense/bias"].copy()
     policy.model.mu.bias.assign(policy.model.mu.bias + 1.0)
     second = tensors_by_name(export(policy))["dense/bias"]

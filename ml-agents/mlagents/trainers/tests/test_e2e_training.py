@@ -11,142 +11,32 @@ import json
 import os
 import re
 import signal
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 from tensorboard.backend.event_processing import event_accumulator
+
+from learn_helpers import LearnProcess, assert_nothing_left, leftovers, trainer_config  # beside the tests, see conftest
 
 REPO = Path(__file__).resolve().parents[4]
 BASIC = REPO / "example-envs" / "builds" / "Basic.x86_64"
 
 pytestmark = pytest.mark.skipif(not BASIC.exists(), reason="the Basic build is missing")
 
-# The shipped BasicLearning section with a higher learning rate and a small budget, so that the
-# policy settles within a few thousand steps.
-CONFIG = """
-default:
-    trainer: ppo
-    batch_size: 32
-    beta: 5.0e-3
-    buffer_size: 256
-    epsilon: 0.2
-    hidden_units: 20
-    lambd: 0.95
-    learning_rate: 3.0e-3
-    max_steps: {max_steps}
-    memory_size: 256
-    normalize: false
-    num_epoch: 3
-    num_layers: 1
-    time_horizon: 3
-    sequence_length: 64
-    summary_freq: 1000
-    use_recurrent: false
-    vis_encode_type: simple
-    reward_signals:
-        extrinsic:
-            strength: 1.0
-            gamma: 0.9
-"""
+
+def basic_config(max_steps, **changes):
+    """The shipped BasicLearning section with a higher learning rate and a budget of ``max_steps``,
+    so that the policy settles within a few thousand steps (``changes`` as in ``trainer_config``)."""
+    settings = {"learning_rate": 3.0e-3, "max_steps": max_steps, "summary_freq": 1000, "vis_encode_type": "simple"}
+    return trainer_config(**{**settings, **changes})
+
+
 FIRST_RUN_STEPS = 5000
 CONSOLE_LINE = re.compile(
     r"^INFO:mlagents\.trainers: (?P<run>\S+): (?P<brain>\S+): Step: (?P<step>[\d.]+)\. "
     r"(?:Time Elapsed: (?P<elapsed>[\d.]+) s Mean Reward: (?P<mean>-?[\d.]+)\. Std of Reward: (?P<std>[\d.]+)\. "
     r"|No episode was completed since last summary\. )(?P<status>Training\.|Not Training\.)$"
 )
-
-
-def free_port_pair() -> int:
-    """A port p such that p and p + 1 are both free on loopback."""
-    for _ in range(50):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        try:
-            with socket.socket() as probe:
-                probe.bind(("127.0.0.1", port + 1))
-            return port
-        except OSError:
-            continue
-    raise RuntimeError("no free pair of ports")
-
-
-def live_pids():
-    """pid -> (state, process group, argv) of every live process."""
-    result = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if fields[0] != "Z":
-            result[int(entry)] = (int(fields[2]), argv)
-    return result
-
-
-def leftovers(pgid, ports):
-    """Live processes of the command's process group, or builds talking on one of ``ports``."""
-    wanted = {str(p).encode() for p in ports}
-    found = []
-    for pid, (group, argv) in live_pids().items():
-        if group == pgid:
-            found.append(pid)
-        elif any(flag == b"--port" and value in wanted for flag, value in zip(argv, argv[1:])):
-            found.append(pid)
-    return found
-
-
-def assert_nothing_left(pgid, ports):
-    deadline = time.monotonic() + 5
-    while leftovers(pgid, ports) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert leftovers(pgid, ports) == [], "processes were left behind"
-
-
-class LearnProcess:
-    """``mlagents-learn`` started in ``cwd`` in its own session; stderr goes to a file we can poll."""
-
-    def __init__(self, cwd: Path, *args):
-        self.cwd = cwd
-        self.args = [str(a) for a in args]
-        self.log_path = cwd / f"learn-{time.monotonic_ns()}.log"
-        self.log = open(self.log_path, "w")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "mlagents.trainers.learn", *self.args],
-            cwd=cwd,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-    def output(self) -> str:
-        return self.log_path.read_text()
-
-    def wait_for(self, pattern: str, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if re.search(pattern, self.output(), re.MULTILINE):
-                return
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.2)
-        raise AssertionError(f"{pattern!r} did not appear; output:\n{self.output()[-4000:]}")
-
-    def finish(self, timeout: float = 150) -> int:
-        try:
-            return self.process.wait(timeout=timeout)
-        finally:
-            if self.process.poll() is None:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-            self.log.close()
 
 
 def console_lines(output):
@@ -173,11 +63,11 @@ def timer_names(node, prefix=()):
 
 
 @pytest.fixture(scope="module")
-def first_run(tmp_path_factory):
+def first_run(tmp_path_factory, free_port_range):
     """Train ``FIRST_RUN_STEPS`` steps with --num-envs=2; returns (cwd, output, base port)."""
     cwd = tmp_path_factory.mktemp("learn")
-    (cwd / "config.yaml").write_text(CONFIG.format(max_steps=FIRST_RUN_STEPS))
-    port = free_port_pair()
+    (cwd / "config.yaml").write_text(basic_config(FIRST_RUN_STEPS))
+    port = free_port_range(2)
     run = LearnProcess(
         cwd, "config.yaml", "--env", BASIC, "--num-envs=2", "--base-port", port, "--train", "--run-id=basic",
         "--save-freq=2000", "--seed=2", "--no-graphics",
@@ -185,7 +75,7 @@ def first_run(tmp_path_factory):
     status = run.finish()
     output = run.output()
     assert status == 0, output[-4000:]
-    assert_nothing_left(run.process.pid, [port, port + 1])
+    assert_nothing_left([port, port + 1], pgid=run.pid)
     return cwd, output, port
 
 
@@ -259,10 +149,10 @@ def test_timers_json(first_run):
     assert gauges["BasicLearning.mean_reward"]["count"] == FIRST_RUN_STEPS // 1000
 
 
-def test_load_continues_the_run(first_run):
+def test_load_continues_the_run(first_run, free_port_range):
     cwd, _, _ = first_run
-    (cwd / "config_more.yaml").write_text(CONFIG.format(max_steps=FIRST_RUN_STEPS + 1500))
-    port = free_port_pair()
+    (cwd / "config_more.yaml").write_text(basic_config(FIRST_RUN_STEPS + 1500))
+    port = free_port_range(2)
     run = LearnProcess(
         cwd, "config_more.yaml", "--env", BASIC, "--num-envs=2", "--base-port", port, "--train", "--run-id=basic",
         "--load", "--no-graphics",
@@ -279,13 +169,13 @@ def test_load_continues_the_run(first_run):
     model_dir = cwd / "models" / "basic-0" / "BasicLearning"
     saved_steps = checkpoint_steps(model_dir)
     assert max(saved_steps) > FIRST_RUN_STEPS + 1500
-    assert_nothing_left(run.process.pid, [port, port + 1])
+    assert_nothing_left([port, port + 1], pgid=run.pid)
 
 
 @pytest.mark.parametrize("ctrl_c", [True, False], ids=["ctrl-c-whole-group", "sigterm-main-process"])
-def test_interrupt_saves_and_exports(tmp_path, ctrl_c):
-    (tmp_path / "config.yaml").write_text(CONFIG.format(max_steps="1.0e6"))
-    port = free_port_pair()
+def test_interrupt_saves_and_exports(tmp_path, ctrl_c, free_port_range):
+    (tmp_path / "config.yaml").write_text(basic_config(1.0e6))
+    port = free_port_range(2)
     run = LearnProcess(
         tmp_path, "config.yaml", "--env", BASIC, "--num-envs=2", "--base-port", port, "--train",
         "--run-id=stopped", "--no-graphics",
@@ -309,13 +199,12 @@ def test_interrupt_saves_and_exports(tmp_path, ctrl_c):
     assert any(p.name.endswith(".index") for p in (model_dir / "BasicLearning").iterdir())
     assert (model_dir / "BasicLearning.nn").is_file()
     assert (tmp_path / "summaries" / "stopped-0_timers.json").is_file()
-    assert_nothing_left(run.process.pid, [port, port + 1])
+    assert_nothing_left([port, port + 1], pgid=run.pid)
 
 
-def test_several_runs(tmp_path):
-    config = CONFIG.format(max_steps=600).replace("summary_freq: 1000", "summary_freq: 300")
-    (tmp_path / "config.yaml").write_text(config)
-    port = free_port_pair()
+def test_several_runs(tmp_path, free_port_range):
+    (tmp_path / "config.yaml").write_text(basic_config(600, summary_freq=300))
+    port = free_port_range(2)
     run = LearnProcess(
         tmp_path, "config.yaml", "--env", BASIC, "--num-runs=2", "--base-port", port, "--train", "--run-id=multi",
         "--no-graphics",
@@ -328,45 +217,34 @@ def test_several_runs(tmp_path):
         assert (tmp_path / "models" / f"multi-{sub_id}" / "BasicLearning.nn").is_file()
         assert (tmp_path / "summaries" / f"multi-{sub_id}_timers.json").is_file()
     assert len([line for line in console_lines(output) if float(line["step"]) == 600]) == 2
-    assert_nothing_left(run.process.pid, [port, port + 1])
+    assert_nothing_left([port, port + 1], pgid=run.pid)
 
 
 BALL = REPO / "example-envs" / "builds" / "3DBall.x86_64"
 
 # The shipped 3DBallLearning settings with a buffer small enough to update within a short run.
-BALL_CONFIG = """
-default:
-    trainer: ppo
-    batch_size: 64
-    beta: 1.0e-3
-    buffer_size: 2400
-    epsilon: 0.2
-    hidden_units: 128
-    lambd: 0.99
-    learning_rate: 3.0e-4
-    max_steps: 6000
-    memory_size: 256
-    normalize: true
-    num_epoch: 3
-    num_layers: 2
-    time_horizon: 1000
-    sequence_length: 64
-    summary_freq: 1000
-    use_recurrent: false
-    vis_encode_type: simple
-    reward_signals:
-        extrinsic:
-            strength: 1.0
-            gamma: 0.99
-"""
+BALL_CONFIG = trainer_config(
+    batch_size=64,
+    beta=1.0e-3,
+    buffer_size=2400,
+    hidden_units=128,
+    lambd=0.99,
+    max_steps=6000,
+    normalize=True,
+    num_layers=2,
+    time_horizon=1000,
+    summary_freq=1000,
+    vis_encode_type="simple",
+    reward_signals={"extrinsic": {"strength": 1.0, "gamma": 0.99}},
+)
 
 
 @pytest.mark.skipif(not BALL.exists(), reason="the 3DBall build is missing")
-def test_3dball_learns(tmp_path):
+def test_3dball_learns(tmp_path, free_port_range):
     """A short PPO run on 3DBall (12 agents per instance, continuous actions, normalization) with
     two instances: the artifacts are there and the balancing time per episode grows."""
     (tmp_path / "config.yaml").write_text(BALL_CONFIG)
-    port = free_port_pair()
+    port = free_port_range(2)
     run = LearnProcess(
         tmp_path, "config.yaml", "--env", BALL, "--num-envs=2", "--base-port", port, "--train", "--run-id=ball",
         "--seed=3", "--no-graphics",
@@ -384,15 +262,15 @@ def test_3dball_learns(tmp_path):
     # up far longer (seen: 1.2 -> 69 over the 6000 steps).
     assert rewards[0][1] < 2.0, rewards
     assert rewards[-1][1] > 10.0, rewards
-    assert_nothing_left(run.process.pid, [port, port + 1])
+    assert_nothing_left([port, port + 1], pgid=run.pid)
 
 
 @pytest.mark.skipif(not BALL.exists(), reason="the 3DBall build is missing")
-def test_seed_zero_gives_each_worker_its_own_episodes():
+def test_seed_zero_gives_each_worker_its_own_episodes(free_port_range):
     """With --seed=0 every worker draws its own Unity seed, so two instances start differently."""
     from mlagents.trainers.learn import create_environment_factory
 
-    port = free_port_pair()
+    port = free_port_range(2)
     factory = create_environment_factory(str(BALL), None, True, 0, port)
     envs = [factory(0), factory(1)]
     try:
@@ -402,4 +280,4 @@ def test_seed_zero_gives_each_worker_its_own_episodes():
     finally:
         for env in envs:
             env.close()
-    assert leftovers(-1, [port, port + 1]) == []
+    assert leftovers([port, port + 1]) == []

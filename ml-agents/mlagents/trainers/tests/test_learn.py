@@ -5,119 +5,25 @@ the cases that get as far as the environment launch the real Basic build on free
 that nothing is left running afterwards.
 """
 
-import os
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from mlagents.trainers import learn
 
+from learn_helpers import leftovers, run_learn, trainer_config  # beside the tests, see conftest
+
 REPO = Path(__file__).resolve().parents[4]
 BASIC = REPO / "example-envs" / "builds" / "Basic.x86_64"
-VALID_CONFIG = """
-default:
-    trainer: ppo
-    batch_size: 32
-    beta: 5.0e-3
-    buffer_size: 256
-    epsilon: 0.2
-    hidden_units: 20
-    lambd: 0.95
-    learning_rate: 3.0e-4
-    max_steps: 1.0e3
-    memory_size: 256
-    normalize: false
-    num_epoch: 3
-    num_layers: 1
-    time_horizon: 3
-    sequence_length: 64
-    summary_freq: 100
-    use_recurrent: false
-    reward_signals:
-        extrinsic:
-            strength: 1.0
-            gamma: 0.9
-"""
 
 
-def free_port_pair() -> int:
-    """A port p such that p and p + 1 are both free on loopback."""
-    for _ in range(50):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        if port >= 65535:
-            continue
-        try:
-            with socket.socket() as probe:
-                probe.bind(("127.0.0.1", port + 1))
-            return port
-        except OSError:
-            continue
-    raise RuntimeError("no free pair of ports")
+def valid_config(**changes):
+    """A config that mlagents-learn accepts for Basic, with a short budget (``changes`` as in
+    ``trainer_config``)."""
+    return trainer_config(**{"max_steps": 1.0e3, "summary_freq": 100, **changes})
 
 
-def processes_using_ports(ports):
-    """Pids of live processes whose command line holds ``--port <p>`` for one of ``ports`` (the builds)."""
-    found = []
-    wanted = {str(p) for p in ports}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            args = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state == "Z":
-            continue
-        for flag, value in zip(args, args[1:]):
-            if flag == b"--port" and value.decode() in wanted:
-                found.append(int(entry))
-    return found
-
-
-def group_members(pgid):
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            members.append(int(entry))
-    return members
-
-
-def run_learn(cwd, *args, timeout=180):
-    """Run mlagents-learn in ``cwd`` (own session); return (exit status, stdout, stderr); check that
-    no process of its session survives."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mlagents.trainers.learn", *map(str, args)],
-        cwd=cwd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        out, err = process.communicate(timeout=timeout)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, 9)
-            process.communicate()
-    # multiprocessing's resource tracker notices that its parent ended a moment later.
-    deadline = time.monotonic() + 5
-    while group_members(process.pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert group_members(process.pid) == [], "mlagents-learn left processes behind"
-    return process.returncode, out, err
+VALID_CONFIG = valid_config()
 
 
 def error_lines(err):
@@ -214,9 +120,9 @@ def test_invalid_options(tmp_path, args, message):
     assert_one_clear_error(status, err, message)
 
 
-def test_missing_environment_executable(tmp_path):
+def test_missing_environment_executable(tmp_path, free_port_range):
     (tmp_path / "config.yaml").write_text(VALID_CONFIG)
-    port = free_port_pair()
+    port = free_port_range(2)
     status, _, err = run_learn(tmp_path, "config.yaml", "--env", "NoSuchEnv.x86_64", "--base-port", port)
     assert_one_clear_error(status, err, "Couldn't launch the NoSuchEnv environment")
 
@@ -232,24 +138,24 @@ needs_basic = pytest.mark.skipif(not BASIC.exists(), reason="the Basic build is 
             "OtherLearning:\n    trainer: ppo\n",
             "The trainer config has no section for the brain BasicLearning and no 'default' section.",
         ),
-        (VALID_CONFIG.replace("trainer: ppo", "trainer: sac"), "unknown trainer type for brain BasicLearning: 'sac'"),
-        (VALID_CONFIG.replace("    trainer: ppo\n", ""), "does not say which trainer to use for brain BasicLearning"),
+        (valid_config(trainer="sac"), "unknown trainer type for brain BasicLearning: 'sac'"),
+        (valid_config(trainer=None), "does not say which trainer to use for brain BasicLearning"),
         (
-            VALID_CONFIG.replace("    batch_size: 32\n", ""),
+            valid_config(batch_size=None),
             "The hyper-parameter batch_size could not be found for the "
             "<class 'mlagents.trainers.ppo.trainer.PPOTrainer'> trainer of brain BasicLearning.",
         ),
     ],
     ids=["brain-missing", "unknown-trainer", "no-trainer-key", "missing-hyperparameter"],
 )
-def test_config_errors_found_after_the_environment_started(tmp_path, config, message):
+def test_config_errors_found_after_the_environment_started(tmp_path, config, message, free_port_range):
     (tmp_path / "config.yaml").write_text(config)
-    port = free_port_pair()
+    port = free_port_range(2)
     status, _, err = run_learn(
         tmp_path, "config.yaml", "--env", BASIC, "--num-envs=2", "--base-port", port, "--train", "--no-graphics"
     )
     assert_one_clear_error(status, err, message)
-    assert processes_using_ports([port, port + 1]) == []
+    assert leftovers([port, port + 1]) == []
 
 
 @pytest.mark.parametrize(
@@ -268,25 +174,25 @@ def test_sampler_file_errors_before_launch(tmp_path, sampler, message):
 
 
 @needs_basic
-def test_sampler_for_an_unknown_reset_parameter(tmp_path):
+def test_sampler_for_an_unknown_reset_parameter(tmp_path, free_port_range):
     (tmp_path / "config.yaml").write_text(VALID_CONFIG)
     (tmp_path / "sampler.yaml").write_text(
         "resampling-interval: 100\nmass:\n  sampler-type: uniform\n  min_value: 1\n  max_value: 2\n"
     )
-    port = free_port_pair()
+    port = free_port_range(2)
     status, _, err = run_learn(
         tmp_path, "config.yaml", "--env", BASIC, "--base-port", port, "--sampler", "sampler.yaml", "--train"
     )
     assert_one_clear_error(
         status, err, "The sampler file sampler.yaml names reset parameters the environment does not have: mass."
     )
-    assert processes_using_ports([port]) == []
+    assert leftovers([port]) == []
 
 
 @needs_basic
-def test_load_without_a_checkpoint(tmp_path):
+def test_load_without_a_checkpoint(tmp_path, free_port_range):
     (tmp_path / "config.yaml").write_text(VALID_CONFIG)
-    port = free_port_pair()
+    port = free_port_range(2)
     status, _, err = run_learn(
         tmp_path, "config.yaml", "--env", BASIC, "--base-port", port, "--train", "--load", "--run-id=never"
     )
@@ -295,29 +201,29 @@ def test_load_without_a_checkpoint(tmp_path):
         err,
         "The model ./models/never-0/BasicLearning could not be found. Make sure you specified the right --run-id",
     )
-    assert processes_using_ports([port]) == []
+    assert leftovers([port]) == []
 
 
 @needs_basic
-def test_curriculum_for_an_unknown_brain(tmp_path):
+def test_curriculum_for_an_unknown_brain(tmp_path, free_port_range):
     (tmp_path / "config.yaml").write_text(VALID_CONFIG)
     (tmp_path / "curricula").mkdir()
     (tmp_path / "curricula" / "NotABrain.json").write_text(
         '{"measure": "progress", "thresholds": [0.5], "min_lesson_length": 1, "signal_smoothing": false, '
         '"parameters": {}}'
     )
-    port = free_port_pair()
+    port = free_port_range(2)
     status, _, err = run_learn(
         tmp_path, "config.yaml", "--env", BASIC, "--base-port", port, "--curriculum", "curricula", "--train"
     )
     assert_one_clear_error(status, err, "One of the curricula defined in curricula does not have a corresponding Brain")
-    assert processes_using_ports([port]) == []
+    assert leftovers([port]) == []
 
 
 @needs_basic
-def test_several_runs_a_failing_run_does_not_hang(tmp_path):
-    (tmp_path / "config.yaml").write_text(VALID_CONFIG.replace("trainer: ppo", "trainer: sac"))
-    port = free_port_pair()
+def test_several_runs_a_failing_run_does_not_hang(tmp_path, free_port_range):
+    (tmp_path / "config.yaml").write_text(valid_config(trainer="sac"))
+    port = free_port_range(2)
     status, _, err = run_learn(
         tmp_path, "config.yaml", "--env", BASIC, "--num-runs=2", "--base-port", port, "--train", timeout=120
     )
@@ -325,4 +231,4 @@ def test_several_runs_a_failing_run_does_not_hang(tmp_path):
     assert "Traceback" not in err
     assert "Run 0: UnityEnvironmentException: The trainer config contains an unknown trainer type" in err
     assert "Training run 0 ended before it started training (exit status 1)" in err
-    assert processes_using_ports([port, port + 1]) == []
+    assert leftovers([port, port + 1]) == []

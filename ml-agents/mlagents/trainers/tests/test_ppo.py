@@ -20,35 +20,6 @@ def make_brain(vec=3, actions=(3,), space="discrete", cameras=()):
     return BrainParameters("Brain", vec, 1, resolutions, list(actions), [""] * len(actions), space)
 
 
-def make_params(tmp_path, **overrides):
-    params = {
-        "trainer": "ppo",
-        "batch_size": 8,
-        "beta": 5.0e-3,
-        "buffer_size": 16,
-        "epsilon": 0.2,
-        "hidden_units": 8,
-        "lambd": 0.95,
-        "learning_rate": 3.0e-4,
-        "max_steps": "5.0e4",
-        "memory_size": 8,
-        "normalize": False,
-        "num_epoch": 2,
-        "num_layers": 1,
-        "time_horizon": 3,
-        "sequence_length": 2,
-        "summary_freq": 1000,
-        "use_recurrent": False,
-        "vis_encode_type": "simple",
-        "reward_signals": {"extrinsic": {"strength": 1.0, "gamma": 0.99}},
-        "summary_path": str(tmp_path / "summaries" / "run_Brain"),
-        "model_path": str(tmp_path / "models" / "run" / "Brain"),
-        "keep_checkpoints": 5,
-    }
-    params.update(overrides)
-    return params
-
-
 def make_info(agents, obs, rewards=None, dones=None, max_reached=None, masks=None, prev=None, memories=None,
               visual=None):
     n = len(agents)
@@ -139,7 +110,7 @@ def common_batch(rng, n, streams):
     return batch
 
 
-def test_discrete_losses_match_numpy(tmp_path):
+def test_discrete_losses_match_numpy(ppo_params):
     streams = {"extrinsic": {"strength": 1.0, "gamma": 0.99}, "second": {"strength": 0.5, "gamma": 0.9}}
     policy_brain = make_brain(vec=3, actions=(3, 2))
     # Register a second extrinsic-type signal under another name to get two value heads.
@@ -148,7 +119,7 @@ def test_discrete_losses_match_numpy(tmp_path):
 
     reward_signal_factory.NAME_TO_CLASS["second"] = ExtrinsicRewardSignal
     try:
-        policy = PPOPolicy(0, policy_brain, make_params(tmp_path, reward_signals=streams, beta=0.01), True)
+        policy = PPOPolicy(0, policy_brain, ppo_params(reward_signals=streams, beta=0.01), True)
     finally:
         del reward_signal_factory.NAME_TO_CLASS["second"]
     model = policy.model
@@ -199,8 +170,8 @@ def test_discrete_losses_match_numpy(tmp_path):
     assert float(out["loss"]) == pytest.approx(expected[2], rel=1e-4, abs=1e-6)
 
 
-def test_continuous_losses_match_numpy(tmp_path):
-    policy = PPOPolicy(0, make_brain(vec=3, actions=(2,), space="continuous"), make_params(tmp_path), True)
+def test_continuous_losses_match_numpy(ppo_params):
+    policy = PPOPolicy(0, make_brain(vec=3, actions=(2,), space="continuous"), ppo_params(), True)
     model = policy.model
     model.log_sigma_squared.assign([0.3, -0.2])
     rng = np.random.default_rng(1)
@@ -229,9 +200,9 @@ def test_continuous_losses_match_numpy(tmp_path):
     assert float(out["loss"]) == pytest.approx(expected[2], rel=1e-4, abs=1e-6)
 
 
-def test_update_is_one_adam_step_with_the_decayed_learning_rate(tmp_path):
+def test_update_is_one_adam_step_with_the_decayed_learning_rate(ppo_params):
     policy = PPOPolicy(0, make_brain(vec=3, actions=(2,), space="continuous"),
-                       make_params(tmp_path, learning_rate=1e-3, max_steps=1000), True)
+                       ppo_params(learning_rate=1e-3, max_steps=1000), True)
     policy.model.global_step.assign(500)
     before = [v.numpy().copy() for v in policy.model.trainable_variables]
     rng = np.random.default_rng(2)
@@ -258,8 +229,8 @@ def test_update_is_one_adam_step_with_the_decayed_learning_rate(tmp_path):
 # ---------------------------------------------------------------------- decisions
 
 
-def test_masked_actions_are_never_sampled(tmp_path):
-    policy = PPOPolicy(3, make_brain(vec=2, actions=(3, 2)), make_params(tmp_path), True)
+def test_masked_actions_are_never_sampled(ppo_params):
+    policy = PPOPolicy(3, make_brain(vec=2, actions=(3, 2)), ppo_params(), True)
     n = 400
     half = n // 2
     masks = np.ones((n, 5))
@@ -284,17 +255,17 @@ def test_masked_actions_are_never_sampled(tmp_path):
     assert action.memory is None
 
 
-def test_empty_brain_info_gives_empty_action(tmp_path):
-    policy = PPOPolicy(0, make_brain(), make_params(tmp_path), True)
+def test_empty_brain_info_gives_empty_action(ppo_params):
+    policy = PPOPolicy(0, make_brain(), ppo_params(), True)
     action = policy.get_action(make_info([], np.zeros((0, 3)), masks=np.ones((0, 3))))
     assert action == ([], [], [], None, None)
 
 
-def test_normalizer_updates_at_decisions_only_when_training(tmp_path):
+def test_normalizer_updates_at_decisions_only_when_training(ppo_params):
     rng = np.random.default_rng(0)
     obs = [rng.normal(3.0, 2.0, size=(4, 3)) for _ in range(3)]
-    trained = PPOPolicy(0, make_brain(), make_params(tmp_path, normalize=True), True)
-    frozen = PPOPolicy(0, make_brain(), make_params(tmp_path, normalize=True), False)
+    trained = PPOPolicy(0, make_brain(), ppo_params(normalize=True), True)
+    frozen = PPOPolicy(0, make_brain(), ppo_params(normalize=True), False)
     mean, var, steps = np.zeros(3), np.ones(3), 1
     for batch in obs:
         trained.get_action(make_info(["a", "b", "c", "d"], batch))
@@ -313,8 +284,8 @@ def test_normalizer_updates_at_decisions_only_when_training(tmp_path):
     assert int(normalizer.normalization_steps.numpy()) == 4
 
 
-def test_no_retracing_for_new_batch_sizes(tmp_path):
-    policy = PPOPolicy(0, make_brain(vec=3, actions=(2,), space="continuous"), make_params(tmp_path), True)
+def test_no_retracing_for_new_batch_sizes(ppo_params):
+    policy = PPOPolicy(0, make_brain(vec=3, actions=(2,), space="continuous"), ppo_params(), True)
     rng = np.random.default_rng(0)
     for n in (1, 3, 7):
         policy.get_action(make_info([str(i) for i in range(n)], rng.normal(size=(n, 3))))
@@ -335,11 +306,11 @@ def test_no_retracing_for_new_batch_sizes(tmp_path):
     assert policy.tracing_counts() == {"inference": 1, "value": 1, "update": 1}
 
 
-def test_memory_size_validation(tmp_path):
+def test_memory_size_validation(ppo_params):
     with pytest.raises(UnityPolicyException, match="The memory size for brain Brain is 0 even though"):
-        PPOPolicy(0, make_brain(), make_params(tmp_path, use_recurrent=True, memory_size=0), True)
+        PPOPolicy(0, make_brain(), ppo_params(use_recurrent=True, memory_size=0), True)
     with pytest.raises(UnityPolicyException, match="is 6 but it must be divisible by 4"):
-        PPOPolicy(0, make_brain(), make_params(tmp_path, use_recurrent=True, memory_size=6), True)
+        PPOPolicy(0, make_brain(), ppo_params(use_recurrent=True, memory_size=6), True)
 
 
 # ---------------------------------------------------------------------- the trainer
@@ -357,8 +328,8 @@ def drive(trainer, infos, outputs_log=None):
     return action
 
 
-def test_trainer_collects_chunks_at_time_horizon_and_bootstraps(tmp_path):
-    trainer = PPOTrainer(make_brain(), 1, make_params(tmp_path, time_horizon=3), True, False, 0, "run")
+def test_trainer_collects_chunks_at_time_horizon_and_bootstraps(ppo_params):
+    trainer = PPOTrainer(make_brain(), 1, ppo_params(time_horizon=3), True, False, 0, "run")
     rng = np.random.default_rng(0)
     obs = rng.normal(size=(6, 2, 3))
     infos = [make_info(["a", "b"], obs[t], rewards=[t, 10 * t]) for t in range(6)]
@@ -387,8 +358,8 @@ def test_trainer_collects_chunks_at_time_horizon_and_bootstraps(tmp_path):
     assert trainer.stats["Policy/Learning Rate"][0] == pytest.approx(3e-4, rel=1e-6)
 
 
-def test_episode_end_terminal_value_and_statistics(tmp_path):
-    trainer = PPOTrainer(make_brain(), 1, make_params(tmp_path, time_horizon=100), True, False, 0, "run")
+def test_episode_end_terminal_value_and_statistics(ppo_params):
+    trainer = PPOTrainer(make_brain(), 1, ppo_params(time_horizon=100), True, False, 0, "run")
     obs = np.random.default_rng(1).normal(size=(5, 1, 3))
     dones = [False, False, False, True, False]
     infos = [make_info(["a"], obs[t], rewards=[0.5 * t], dones=[dones[t]]) for t in range(4)]
@@ -410,8 +381,8 @@ def test_episode_end_terminal_value_and_statistics(tmp_path):
     assert trainer.collected_rewards["environment"]["a"] == 0
 
 
-def test_max_reached_bootstraps_from_the_last_decision_state(tmp_path):
-    trainer = PPOTrainer(make_brain(), 1, make_params(tmp_path, time_horizon=100), True, False, 0, "run")
+def test_max_reached_bootstraps_from_the_last_decision_state(ppo_params):
+    trainer = PPOTrainer(make_brain(), 1, ppo_params(time_horizon=100), True, False, 0, "run")
     obs = np.random.default_rng(2).normal(size=(3, 1, 3))
     infos = [
         make_info(["a"], obs[0]),
@@ -428,8 +399,8 @@ def test_max_reached_bootstraps_from_the_last_decision_state(tmp_path):
                                rtol=1e-4, atol=1e-5)
 
 
-def test_agents_joining_and_leaving(tmp_path):
-    trainer = PPOTrainer(make_brain(), 1, make_params(tmp_path, time_horizon=100), True, False, 0, "run")
+def test_agents_joining_and_leaving(ppo_params):
+    trainer = PPOTrainer(make_brain(), 1, ppo_params(time_horizon=100), True, False, 0, "run")
     obs = np.random.default_rng(3).normal(size=(4, 3))
     first = make_info(["a", "b"], obs[:2])
     second = make_info(["b", "c"], obs[1:3], rewards=[2.0, 5.0])
@@ -449,9 +420,9 @@ def test_agents_joining_and_leaving(tmp_path):
     assert trainer.episode_steps["b"] == 0
 
 
-def test_update_policy_uses_and_clears_the_buffer(tmp_path):
+def test_update_policy_uses_and_clears_the_buffer(ppo_params):
     trainer = PPOTrainer(make_brain(vec=3, actions=(2,), space="continuous"), 1,
-                         make_params(tmp_path, time_horizon=4, buffer_size=12, batch_size=4), True, False, 0, "run")
+                         ppo_params(time_horizon=4, buffer_size=12, batch_size=4), True, False, 0, "run")
     rng = np.random.default_rng(4)
     infos = [make_info(["a", "b"], rng.normal(size=(2, 3)), rewards=rng.normal(size=2)) for _ in range(8)]
     drive(trainer, infos)
@@ -470,8 +441,8 @@ def test_update_policy_uses_and_clears_the_buffer(tmp_path):
     assert trainer.policy.tracing_counts()["update"] == 1
 
 
-def test_recurrent_trainer_pads_sequences_and_updates(tmp_path):
-    params = make_params(tmp_path, use_recurrent=True, memory_size=8, sequence_length=3, time_horizon=4,
+def test_recurrent_trainer_pads_sequences_and_updates(ppo_params):
+    params = ppo_params(use_recurrent=True, memory_size=8, sequence_length=3, time_horizon=4,
                          batch_size=6, buffer_size=8)
     trainer = PPOTrainer(make_brain(vec=3, actions=(3,)), 1, params, True, False, 0, "run")
     rng = np.random.default_rng(5)
@@ -497,9 +468,9 @@ def test_recurrent_trainer_pads_sequences_and_updates(tmp_path):
     assert int(trainer.policy.optimizer.iterations.numpy()) == 2 * (12 // 6)
 
 
-def test_visual_policy_acts_and_learns(tmp_path):
+def test_visual_policy_acts_and_learns(ppo_params):
     brain = make_brain(vec=0, actions=(2,), cameras=[(20, 20, False), (20, 20, True)])
-    policy = PPOPolicy(0, brain, make_params(tmp_path), True)
+    policy = PPOPolicy(0, brain, ppo_params(), True)
     rng = np.random.default_rng(6)
     visual = [[rng.random((20, 20, 3)) for _ in range(2)], [rng.random((20, 20, 1)) for _ in range(2)]]
     info = make_info(["a", "b"], np.zeros((2, 0)), visual=visual, masks=np.ones((2, 2)))
@@ -523,23 +494,23 @@ def test_visual_policy_acts_and_learns(tmp_path):
     assert math.isfinite(stats["value_loss"])
 
 
-def test_trainer_configuration_errors(tmp_path):
+def test_trainer_configuration_errors(ppo_params):
     with pytest.raises(UnityTrainerException, match="No reward signals were defined. At least one must be used "
                                                     "with PPOTrainer."):
-        PPOTrainer(make_brain(), 1, make_params(tmp_path, reward_signals={}), True, False, 0, "run")
-    params = make_params(tmp_path)
+        PPOTrainer(make_brain(), 1, ppo_params(reward_signals={}), True, False, 0, "run")
+    params = ppo_params()
     del params["lambd"]
     with pytest.raises(UnityTrainerException, match="lambd"):
         PPOTrainer(make_brain(), 1, params, True, False, 0, "run")
     with pytest.raises(ValueError):
-        PPOTrainer(make_brain(), 1, make_params(tmp_path, vis_encode_type="fancy"), True, False, 0, "run")
+        PPOTrainer(make_brain(), 1, ppo_params(vis_encode_type="fancy"), True, False, 0, "run")
 
 
 # ---------------------------------------------------------------------- checkpoints
 
 
-def test_save_and_load_restore_step_optimizer_and_normalizer(tmp_path):
-    params = make_params(tmp_path, normalize=True, keep_checkpoints=2, batch_size=4, buffer_size=8, time_horizon=4)
+def test_save_and_load_restore_step_optimizer_and_normalizer(ppo_params):
+    params = ppo_params(normalize=True, keep_checkpoints=2, batch_size=4, buffer_size=8, time_horizon=4)
     brain = make_brain(vec=3, actions=(2,), space="continuous")
     trainer = PPOTrainer(brain, 1, params, True, False, 0, "run")
     rng = np.random.default_rng(7)
@@ -574,19 +545,19 @@ def test_save_and_load_restore_step_optimizer_and_normalizer(tmp_path):
     )
 
 
-def test_load_errors_are_clear(tmp_path):
+def test_load_errors_are_clear(ppo_params):
     with pytest.raises(UnityPolicyException, match="could not be found. Make sure you specified the right --run-id"):
-        PPOPolicy(0, make_brain(), make_params(tmp_path), True, load=True)
-    params = make_params(tmp_path)
+        PPOPolicy(0, make_brain(), ppo_params(), True, load=True)
+    params = ppo_params()
     PPOPolicy(0, make_brain(), params, True).save_model(5)
     with pytest.raises(UnityPolicyException, match="does not fit the network of brain Brain"):
         PPOPolicy(0, make_brain(), dict(params, hidden_units=12), True, load=True)
 
 
-def test_numbers_given_as_strings_are_coerced(tmp_path):
+def test_numbers_given_as_strings_are_coerced(ppo_params):
     """PyYAML reads 5.0e4, 1e-3 and friends as strings: every hyper-parameter is coerced."""
-    params = make_params(
-        tmp_path, batch_size="4", beta="1e-3", buffer_size="8.0", epsilon="0.2", hidden_units="8", lambd="0.95",
+    params = ppo_params(
+        batch_size="4", beta="1e-3", buffer_size="8.0", epsilon="0.2", hidden_units="8", lambd="0.95",
         learning_rate="1e-3", max_steps="5.0e4", memory_size="8", normalize="false", num_epoch="1",
         num_layers="1", time_horizon="4", sequence_length="2", keep_checkpoints="3",
         reward_signals={"extrinsic": {"strength": "1.0", "gamma": "9.9e-1"}},
@@ -602,11 +573,11 @@ def test_numbers_given_as_strings_are_coerced(tmp_path):
 
 
 @pytest.mark.parametrize("space", ["discrete", "continuous"])
-def test_ppo_learns_a_contextual_bandit(tmp_path, space):
+def test_ppo_learns_a_contextual_bandit(ppo_params, space):
     """The whole loop (decisions, GAE, updates) improves a policy: the right action depends on the sign
     of the observation (discrete: +1 for action 1 iff x > 0; continuous: reward -|a - x/2|)."""
     continuous = space == "continuous"
-    params = make_params(tmp_path, batch_size=32, buffer_size=64, hidden_units=16, learning_rate=1e-2, beta=1e-3,
+    params = ppo_params(batch_size=32, buffer_size=64, hidden_units=16, learning_rate=1e-2, beta=1e-3,
                          time_horizon=4, lambd=0.9, num_epoch=3, max_steps=1e5,
                          reward_signals={"extrinsic": {"strength": 1.0, "gamma": 0.1}})
     trainer = PPOTrainer(make_brain(vec=1, actions=(1,) if continuous else (2,), space=space), 1, params, True,
@@ -639,8 +610,8 @@ def test_ppo_learns_a_contextual_bandit(tmp_path, space):
         assert first < 0.75 and last > 0.95
 
 
-def test_inference_only_trainer_keeps_statistics_but_no_update_buffer(tmp_path):
-    trainer = PPOTrainer(make_brain(), 1, make_params(tmp_path, time_horizon=2), False, False, 0, "run")
+def test_inference_only_trainer_keeps_statistics_but_no_update_buffer(ppo_params):
+    trainer = PPOTrainer(make_brain(), 1, ppo_params(time_horizon=2), False, False, 0, "run")
     obs = np.random.default_rng(10).normal(size=(6, 1, 3))
     dones = [False, False, False, True, False, False]
     drive(trainer, [make_info(["a"], obs[t], rewards=[1.0], dones=[dones[t]]) for t in range(6)])

@@ -113,28 +113,18 @@ def test_section_errors(config, message):
         trainer_parameters_for_brain(config, "B")
 
 
-def test_unknown_trainer_type(tmp_path):
-    with pytest.raises(
-        UnityEnvironmentException,
-        match="The trainer config contains an unknown trainer type for brain BasicLearning: 'sac'",
-    ):
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"trainer": "sac"}, "The trainer config contains an unknown trainer type for brain BasicLearning: 'sac'"),
+        ({"batch_size": 3}, "does not say which trainer to use for brain BasicLearning"),
+    ],
+    ids=["unknown-trainer-type", "missing-trainer-key"],
+)
+def test_trainer_type_errors(tmp_path, config, message):
+    with pytest.raises(UnityEnvironmentException, match=message):
         initialize_trainers(
-            {"default": {"trainer": "sac"}},
-            {"BasicLearning": basic_brain()},
-            str(tmp_path),
-            "run",
-            str(tmp_path / "models"),
-            5,
-            True,
-            False,
-            0,
-        )
-
-
-def test_missing_trainer_key(tmp_path):
-    with pytest.raises(UnityEnvironmentException, match="does not say which trainer to use for brain BasicLearning"):
-        initialize_trainers(
-            {"default": {"batch_size": 3}},
+            {"default": config},
             {"BasicLearning": basic_brain()},
             str(tmp_path),
             "run",
@@ -153,12 +143,16 @@ COLUMNS = (
     "num_layers sequence_length summary_freq time_horizon use_recurrent"
 ).split()
 EXT = {"extrinsic": (1.0, 0.99)}
+EXT_995 = {"extrinsic": (1.0, 0.995)}
+EXT_09 = {"extrinsic": (1.0, 0.9)}
+WALL_JUMP = (128, 5e-3, 2048, 256, 0.95, 3e-4, 1e6, 256, False, 3, 2, 64, 2000, 128, False)
+CRAWLER = (2024, 5e-3, 20240, 512, 0.95, 3e-4, 1e6, 256, True, 3, 3, 64, 3000, 1000, False)
 EXPECTED = {
     "BananaLearning": ((1024, 5e-3, 10240, 128, 0.95, 3e-4, 1e5, 256, False, 3, 2, 64, 1000, 64, False), EXT),
     "BouncerLearning": ((1024, 5e-3, 10240, 64, 0.95, 3e-4, 5e5, 256, True, 3, 2, 64, 1000, 64, False), EXT),
     "PushBlockLearning": ((128, 1e-2, 2048, 256, 0.95, 3e-4, 5e4, 256, False, 3, 2, 64, 2000, 64, False), EXT),
-    "SmallWallJumpLearning": ((128, 5e-3, 2048, 256, 0.95, 3e-4, 1e6, 256, False, 3, 2, 64, 2000, 128, False), EXT),
-    "BigWallJumpLearning": ((128, 5e-3, 2048, 256, 0.95, 3e-4, 1e6, 256, False, 3, 2, 64, 2000, 128, False), EXT),
+    "SmallWallJumpLearning": (WALL_JUMP, EXT),
+    "BigWallJumpLearning": (WALL_JUMP, EXT),
     "StrikerLearning": ((128, 1e-2, 2000, 256, 0.95, 1e-3, 5e5, 256, False, 3, 2, 64, 2000, 128, False), EXT),
     "GoalieLearning": ((320, 1e-2, 2000, 256, 0.95, 1e-3, 5e5, 256, False, 3, 2, 64, 2000, 128, False), EXT),
     "PyramidsLearning": (
@@ -170,38 +164,17 @@ EXPECTED = {
         {"extrinsic": (1.0, 0.99), "curiosity": (0.01, 0.99, 256)},
     ),
     "3DBallLearning": ((64, 0.001, 12000, 128, 0.99, 3e-4, 5e4, 256, True, 3, 2, 64, 1000, 1000, False), EXT),
-    "3DBallHardLearning": (
-        (1200, 0.001, 12000, 128, 0.95, 3e-4, 5e5, 256, True, 3, 2, 64, 1000, 1000, False),
-        {"extrinsic": (1.0, 0.995)},
-    ),
+    "3DBallHardLearning": ((1200, 0.001, 12000, 128, 0.95, 3e-4, 5e5, 256, True, 3, 2, 64, 1000, 1000, False), EXT_995),
     "TennisLearning": ((1024, 5e-3, 10240, 128, 0.95, 3e-4, 2e5, 256, True, 3, 2, 64, 1000, 64, False), EXT),
-    "CrawlerStaticLearning": (
-        (2024, 5e-3, 20240, 512, 0.95, 3e-4, 1e6, 256, True, 3, 3, 64, 3000, 1000, False),
-        {"extrinsic": (1.0, 0.995)},
-    ),
-    "CrawlerDynamicLearning": (
-        (2024, 5e-3, 20240, 512, 0.95, 3e-4, 1e6, 256, True, 3, 3, 64, 3000, 1000, False),
-        {"extrinsic": (1.0, 0.995)},
-    ),
-    "WalkerLearning": (
-        (2048, 5e-3, 20480, 512, 0.95, 3e-4, 2e6, 256, True, 3, 3, 64, 3000, 1000, False),
-        {"extrinsic": (1.0, 0.995)},
-    ),
-    "ReacherLearning": (
-        (2024, 5e-3, 20240, 128, 0.95, 3e-4, 1e6, 256, True, 3, 2, 64, 3000, 1000, False),
-        {"extrinsic": (1.0, 0.995)},
-    ),
+    "CrawlerStaticLearning": (CRAWLER, EXT_995),
+    "CrawlerDynamicLearning": (CRAWLER, EXT_995),
+    "WalkerLearning": ((2048, 5e-3, 20480, 512, 0.95, 3e-4, 2e6, 256, True, 3, 3, 64, 3000, 1000, False), EXT_995),
+    "ReacherLearning": ((2024, 5e-3, 20240, 128, 0.95, 3e-4, 1e6, 256, True, 3, 2, 64, 3000, 1000, False), EXT_995),
     "HallwayLearning": ((128, 1e-2, 1024, 128, 0.95, 3e-4, 5e5, 256, False, 3, 2, 64, 1000, 64, True), EXT),
     "VisualHallwayLearning": ((64, 1e-2, 1024, 128, 0.95, 3e-4, 5e5, 256, False, 3, 1, 64, 1000, 64, True), EXT),
     "VisualPushBlockLearning": ((64, 1e-2, 1024, 128, 0.95, 3e-4, 5e5, 256, False, 3, 1, 32, 1000, 64, True), EXT),
-    "GridWorldLearning": (
-        (32, 5e-3, 256, 256, 0.95, 3e-4, 5e5, 256, False, 3, 1, 64, 2000, 5, False),
-        {"extrinsic": (1.0, 0.9)},
-    ),
-    "BasicLearning": (
-        (32, 5e-3, 256, 20, 0.95, 3e-4, 5e5, 256, False, 3, 1, 64, 2000, 3, False),
-        {"extrinsic": (1.0, 0.9)},
-    ),
+    "GridWorldLearning": ((32, 5e-3, 256, 256, 0.95, 3e-4, 5e5, 256, False, 3, 1, 64, 2000, 5, False), EXT_09),
+    "BasicLearning": ((32, 5e-3, 256, 20, 0.95, 3e-4, 5e5, 256, False, 3, 1, 64, 2000, 3, False), EXT_09),
 }
 
 

@@ -1,0 +1,161 @@
+"""Helpers of the mlagents-learn tests (not a test module): trainer config files, the real
+``mlagents-learn`` command run as a user runs it, and checks that it leaves no process behind
+(neither in its own process group nor a build on one of its ports).
+
+Imported by name from the test modules (the conftest puts this folder on ``sys.path``).
+"""
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterable
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import yaml
+
+#: The BasicLearning section of the shipped config/trainer_config.yaml merged into its default section.
+BASIC_LEARNING: Dict[str, Any] = {
+    "trainer": "ppo",
+    "batch_size": 32,
+    "beta": 5.0e-3,
+    "buffer_size": 256,
+    "epsilon": 0.2,
+    "hidden_units": 20,
+    "lambd": 0.95,
+    "learning_rate": 3.0e-4,
+    "max_steps": 5.0e5,
+    "memory_size": 256,
+    "normalize": False,
+    "num_epoch": 3,
+    "num_layers": 1,
+    "time_horizon": 3,
+    "sequence_length": 64,
+    "summary_freq": 2000,
+    "use_recurrent": False,
+    "reward_signals": {"extrinsic": {"strength": 1.0, "gamma": 0.9}},
+}
+
+
+def trainer_config(**changes: Any) -> str:
+    """The text of a trainer config file with one ``default`` section: ``BASIC_LEARNING`` with
+    ``changes`` (a change to None removes that key)."""
+    section = {key: value for key, value in {**BASIC_LEARNING, **changes}.items() if value is not None}
+    return yaml.safe_dump({"default": section}, sort_keys=False)
+
+
+class LearnProcess:
+    """``python -m mlagents.trainers.learn *args`` started in ``cwd`` in its own session (so that
+    its whole process group can be signalled and checked).
+
+    Its output goes to a file in ``cwd`` that can be polled while it runs (``output()``); stderr goes
+    there too, interleaved, unless ``separate_stderr`` (then ``errors()`` reads it).
+    """
+
+    def __init__(self, cwd: Path, *args: object, separate_stderr: bool = False) -> None:
+        self.cwd = cwd
+        self.args = [str(a) for a in args]
+        stamp = time.monotonic_ns()
+        self.log_path = cwd / f"learn-{stamp}.log"
+        self.err_path: Optional[Path] = cwd / f"learn-{stamp}.err" if separate_stderr else None
+        # The child keeps its own copies of the file descriptors; ours close once it started.
+        with ExitStack() as files:
+            stdout = files.enter_context(open(self.log_path, "w"))
+            stderr = files.enter_context(open(self.err_path, "w")) if self.err_path else subprocess.STDOUT
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "mlagents.trainers.learn", *self.args],
+                cwd=cwd,
+                stdout=stdout,
+                stderr=stderr,
+                start_new_session=True,
+            )
+
+    @property
+    def pid(self) -> int:
+        """The command's pid, which is also its process group id."""
+        return self.process.pid
+
+    def output(self) -> str:
+        """What the command wrote so far (stdout, with stderr unless ``separate_stderr``)."""
+        return self.log_path.read_text()
+
+    def errors(self) -> str:
+        """What the command wrote to stderr so far (only with ``separate_stderr``)."""
+        assert self.err_path is not None, "start the command with separate_stderr=True to read its stderr alone"
+        return self.err_path.read_text()
+
+    def wait_for(self, pattern: str, timeout: float) -> None:
+        """Wait until a line of the output matches the regular expression ``pattern``.
+
+        :raises AssertionError: not within ``timeout`` seconds, or the command ended first.
+        """
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if re.search(pattern, self.output(), re.MULTILINE):
+                return
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.2)
+        raise AssertionError(f"{pattern!r} did not appear; output:\n{self.output()[-4000:]}")
+
+    def finish(self, timeout: float = 150) -> int:
+        """Wait for the command to end and return its exit status; after ``timeout`` seconds kill
+        its whole process group (and raise ``subprocess.TimeoutExpired``)."""
+        try:
+            return self.process.wait(timeout=timeout)
+        finally:
+            if self.process.poll() is None:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+
+def run_learn(cwd: Path, *args: object, timeout: float = 180) -> Tuple[int, str, str]:
+    """Run mlagents-learn in ``cwd`` to its end; return (exit status, stdout, stderr), after checking
+    that no process of its session survives."""
+    run = LearnProcess(cwd, *args, separate_stderr=True)
+    status = run.finish(timeout)
+    assert_nothing_left(pgid=run.pid)
+    return status, run.output(), run.errors()
+
+
+def live_processes() -> Dict[int, Tuple[int, List[bytes]]]:
+    """pid -> (process group, argv) of every live (not zombie) process."""
+    result = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            result[int(entry)] = (int(fields[2]), argv)
+    return result
+
+
+def leftovers(ports: Iterable[int] = (), pgid: Optional[int] = None) -> List[int]:
+    """Pids of live processes of the process group ``pgid``, or builds started with ``--port p``
+    for one of ``ports``."""
+    wanted = {str(p).encode() for p in ports}
+    found = []
+    for pid, (group, argv) in live_processes().items():
+        if group == pgid:
+            found.append(pid)
+        elif any(flag == b"--port" and value in wanted for flag, value in zip(argv, argv[1:])):
+            found.append(pid)
+    return found
+
+
+def assert_nothing_left(ports: Iterable[int] = (), pgid: Optional[int] = None, timeout: float = 5.0) -> None:
+    """Wait up to ``timeout`` seconds for ``leftovers(ports, pgid)`` to end (multiprocessing's
+    resource tracker, for one, notices a moment later that its parent ended), then assert none is left."""
+    ports = list(ports)
+    deadline = time.monotonic() + timeout
+    while leftovers(ports, pgid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = leftovers(ports, pgid)
+    assert left == [], f"processes were left behind: {left}"
