@@ -83,6 +83,8 @@ class TrainerController:
         self.logger = LOGGER
         self.global_step = 0
         self.training_start_time = perf_counter()
+        # The signal (SIGINT/SIGTERM) that asked the running loop to stop, see _stop_requests.
+        self._stop_signal: Optional[int] = None
         np.random.seed(training_seed)
         tf.random.set_seed(training_seed)
 
@@ -134,6 +136,33 @@ class TrainerController:
             yield
         finally:
             signal.signal(signal.SIGINT, previous)
+
+    @contextmanager
+    def _stop_requests(self) -> Iterator[None]:
+        """While the loop runs, Ctrl-C (SIGINT) and SIGTERM ask it to stop after the current pass.
+
+        Raising KeyboardInterrupt from the signal handler at an arbitrary point is not safe here:
+        inside a TensorFlow call it surfaces as a SystemError and the run would end without saving.
+        The first signal is therefore only recorded (the loop raises KeyboardInterrupt itself at the
+        end of the pass); a second one raises at once, for a pass that does not end.
+        """
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        self._stop_signal = None
+
+        def request_stop(signum: int, frame: object) -> None:
+            if self._stop_signal is not None:
+                raise KeyboardInterrupt(f"signal {signum}")
+            self._stop_signal = signum
+            ENV_LOGGER.info("Stopping after the current step (interrupt again to stop at once).")
+
+        previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
     def _write_training_metrics(self) -> None:
         for trainer in self.trainers.values():
@@ -210,9 +239,10 @@ class TrainerController:
     def start_learning(self, env_manager: EnvManager) -> None:
         """Train (or run) until every trainer used its ``max_steps``, Ctrl-C, or an environment failure.
 
-        On Ctrl-C (KeyboardInterrupt) or a lost environment (any ``UnityException`` from the env
-        manager, after the first step) the models are saved and exported when training; Ctrl-C
-        then ends normally, an environment failure is re-raised after saving. Any other exception is re-raised without
+        On Ctrl-C (SIGINT), SIGTERM, a KeyboardInterrupt or a lost environment (any ``UnityException``
+        from the env manager, after the first step) the models are saved and exported when training;
+        a signal stops the loop at the end of the current pass (a second one at once). An
+        interruption then ends normally, an environment failure is re-raised after saving. Any other exception is re-raised without
         saving (the trainer state may be broken). In every case the timer tree is written and the
         env manager closed (no environment process survives).
         """
@@ -231,22 +261,30 @@ class TrainerController:
                 for brain_name, trainer in self.trainers.items():
                     env_manager.set_policy(brain_name, trainer.policy)
                 self._reset_env(env_manager)
-                while self._not_done_training():
-                    n_steps = self.advance(env_manager)
-                    for _ in range(n_steps):
-                        self.global_step += 1
-                        self.reset_env_if_ready(env_manager, self.global_step)
-                        if self._should_save_model(self.global_step):
-                            self._save_model()
-                        self.write_to_tensorboard(self.global_step)
+                with self._stop_requests():
+                    while self._not_done_training():
+                        n_steps = self.advance(env_manager)
+                        for _ in range(n_steps):
+                            self.global_step += 1
+                            self.reset_env_if_ready(env_manager, self.global_step)
+                            if self._should_save_model(self.global_step):
+                                self._save_model()
+                            self.write_to_tensorboard(self.global_step)
+                        if self._stop_signal is not None:
+                            raise KeyboardInterrupt(f"signal {self._stop_signal}")
                 if self.global_step != 0 and self.train_model:
                     self._save_model()
             except KeyboardInterrupt:
                 interrupted = True
             except UnityException as error:
-                env_error = error
-                # Nothing to keep when the environments failed before the first step.
-                interrupted = self.global_step > 0
+                if self._stop_signal is not None:
+                    # Ctrl-C also reached the environment workers, which stopped: that is the
+                    # interruption, not an environment failure.
+                    interrupted = True
+                else:
+                    env_error = error
+                    # Nothing to keep when the environments failed before the first step.
+                    interrupted = self.global_step > 0
             with self._ignoring_sigint():
                 if interrupted and self.train_model:
                     self._save_model_when_interrupted()
