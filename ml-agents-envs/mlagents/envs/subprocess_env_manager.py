@@ -514,8 +514,14 @@ class SubprocessEnvManager(EnvManager):
         all_action_infos = self._take_step([worker.previous_step for worker in idle_workers])
         for worker, all_action_info in zip(idle_workers, all_action_infos):
             worker.previous_all_action_info = all_action_info
+            # The environment needs no policy outputs (log-probabilities, value heads...): not pickling
+            # them saves time on every step.
+            to_send = {
+                name: ActionInfo(info.action, info.memory, info.text, info.value, None)
+                for name, info in all_action_info.items()
+            }
             try:
-                worker.send("step", all_action_info)
+                worker.send("step", to_send)
             except UnityCommunicationException:
                 self._worker_failed(worker)
             worker.waiting = True

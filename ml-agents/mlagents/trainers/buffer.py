@@ -21,7 +21,7 @@ Example::
 from __future__ import annotations
 
 import random
-from typing import IO, Any, Dict, List, Optional, Sequence
+from typing import IO, Any, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -225,6 +225,35 @@ class Buffer(dict):
         if key not in self:
             super().__setitem__(key, AgentBuffer())
         return super().__getitem__(key)
+
+    def append_rows(
+        self,
+        agent_ids: Sequence[Any],
+        columns: Mapping[str, Sequence[Any]],
+        padding_values: Optional[Mapping[str, float]] = None,
+    ) -> None:
+        """Append one step to several trajectories: row j of every column goes to agent ``agent_ids[j]``.
+
+        Same result as ``self[agent_ids[j]][key].append(columns[key][j], padding_values.get(key, 0))``
+        for every key and j, with the per-agent lookups done once.
+
+        :param agent_ids: n agent ids, each at most once.
+        :param columns: field name -> n values (an array of shape (n, ...) or a sequence).
+        :param padding_values: field name -> padding value of its sequences (0 when absent).
+        :raises ValueError: a column does not have n values.
+        """
+        agent_buffers = [self[agent_id] for agent_id in agent_ids]
+        padding_values = padding_values or {}
+        for key, column in columns.items():
+            if len(column) != len(agent_buffers):
+                raise ValueError(f"column {key!r} has {len(column)} values for {len(agent_buffers)} agents")
+            padding = padding_values.get(key, 0)
+            for agent_buffer, value in zip(agent_buffers, column):
+                field = agent_buffer.get(key)
+                if field is None:
+                    field = agent_buffer[key]
+                list.append(field, value)
+                field.padding_value = padding
 
     def reset_update_buffer(self) -> None:
         """Clear the update buffer."""

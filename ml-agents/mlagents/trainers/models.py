@@ -38,6 +38,7 @@ import math
 from enum import Enum
 from typing import Dict, List, Optional, Sequence, Tuple
 
+import numpy as np
 import tensorflow as tf
 
 from mlagents.trainers.exception import UnityPolicyException
@@ -516,6 +517,15 @@ class LearningModel(tf.Module):
         max_step = max(float(max_step), 1.0)
         fraction = tf.minimum(tf.cast(step, tf.float32), max_step) / max_step
         return (initial - end) * (1.0 - fraction) + end
+
+    @staticmethod
+    def polynomial_decay_value(initial: float, end: float, step: int, max_step: float) -> float:
+        """:meth:`polynomial_decay` at the integer ``step``, computed in float32 with numpy (no
+        TensorFlow op): the value the traced graphs compute (their optimizer turns ``x / c`` into
+        ``x * (1 / c)``)."""
+        limit = np.float32(max(float(max_step), 1.0))
+        fraction = np.minimum(np.float32(step), limit) * (np.float32(1.0) / limit)
+        return float(np.float32(initial - end) * (np.float32(1.0) - fraction) + np.float32(end))
 
     # ------------------------------------------------------------------ actor-critic heads
 

@@ -3,9 +3,11 @@
 Per environment step, :meth:`RLTrainer.add_experiences` appends one step to the trajectory of every
 agent that decided in the previous step (observations, memories, the action taken, its log
 probabilities, the reward of every signal, the value estimates), and keeps per-agent reward sums for
-the statistics. The per-step work on the whole batch of agents (rewards of all signals, index lookups)
-is done once with numpy; per agent only its row is appended. Subclasses say what of the policy's
-outputs to keep (:meth:`add_policy_outputs`, :meth:`add_rewards_outputs`) and what to do with a
+the statistics. Every field of the step is cut for all agents at once with numpy (one indexing per
+field, see :meth:`RLTrainer.experience_columns`); per agent only the appends remain
+(:meth:`~mlagents.trainers.buffer.Buffer.append_rows`). Subclasses say what of the policy's outputs to
+keep (:meth:`RLTrainer.policy_output_columns`; the 0.9 per-agent hooks :meth:`RLTrainer.add_policy_outputs`
+and :meth:`RLTrainer.add_rewards_outputs` are built on the column methods) and what to do with a
 finished trajectory.
 """
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -43,6 +45,24 @@ def _cached(cache: Dict[int, Any], info: BrainInfo, compute: Any) -> Any:
 
 def _index_map(info: BrainInfo) -> Dict[Any, int]:
     return {agent_id: i for i, agent_id in enumerate(info.agents)}
+
+
+Rows = Optional[np.ndarray]
+"""Agent rows of a BrainInfo or of policy outputs: an int array, or None for all rows in order."""
+
+
+def take_rows(values: Any, rows: Rows) -> np.ndarray:
+    """The rows ``rows`` of ``values`` (all of them, without a copy, for None)."""
+    array = np.asarray(values)
+    return array if rows is None else array[rows]
+
+
+def _mean(values: Any) -> float:
+    """``float(np.mean(values))`` (same dtype, same result) without np.mean's per-call overhead."""
+    array = np.asarray(values)
+    if array.size == 0 or array.dtype not in (np.float32, np.float64):
+        return float(np.mean(array))
+    return float(np.add.reduce(array, axis=None) / array.size)
 
 
 class RLTrainer(Trainer):
@@ -125,6 +145,12 @@ class RLTrainer(Trainer):
     ) -> None:
         """Append the transition ``curr_all_info -> next_all_info`` to the agents' trajectories.
 
+        An agent gets a step when it decided in a BrainInfo (this one or, for an agent absent from
+        it, its last one) in which it was not done. The step's fields are cut from the BrainInfos
+        and the policy outputs with one numpy indexing per field for all agents
+        (:meth:`experience_columns`, :meth:`policy_output_columns`, :meth:`reward_output_columns`);
+        only the appends are per agent.
+
         :param curr_all_info: the infos in which the actions were decided.
         :param next_all_info: the infos after the environment step.
         :param take_action_outputs: the policy's outputs for this brain at that decision (None when
@@ -134,65 +160,139 @@ class RLTrainer(Trainer):
         next_info = next_all_info[self.brain_name]
         policy = self.policy
         if take_action_outputs:
-            self.stats[ENTROPY_TAG].append(float(np.mean(take_action_outputs["entropy"])))
+            self.stats[ENTROPY_TAG].append(_mean(take_action_outputs["entropy"]))
             self.stats[LEARNING_RATE_TAG].append(float(take_action_outputs["learning_rate"]))
             for name, signal in policy.reward_signals.items():
-                self.stats[signal.value_name].append(float(np.mean(take_action_outputs["value_heads"][name])))
+                self.stats[signal.value_name].append(_mean(take_action_outputs["value_heads"][name]))
 
         for agent_id in curr_info.agents:
             agent_buffer = self.training_buffer[agent_id]
             agent_buffer.last_brain_info = curr_info
             agent_buffer.last_take_action_outputs = take_action_outputs
 
-        if list(curr_info.agents) != list(next_info.agents):
-            curr_to_use = self.construct_curr_info(next_info)
-        else:
-            curr_to_use = curr_info
+        same_agents = list(curr_info.agents) == list(next_info.agents)
+        curr_to_use = curr_info if same_agents else self.construct_curr_info(next_info)
         rewards_out: RewardSignalResults = {
             name: signal.evaluate(curr_to_use, next_info) for name, signal in policy.reward_signals.items()
         }
-        env_rewards = np.asarray(next_info.rewards, dtype=np.float32).reshape(-1)
         next_done = np.asarray(next_info.local_done, dtype=bool).reshape(-1)
-        index_maps: Dict[int, Dict[Any, int]] = {}
-        memory_cache: Dict[int, np.ndarray] = {}
-        mask_cache: Dict[int, np.ndarray] = {}
-        use_vec = policy.use_vec_obs
-        n_cameras = policy.vis_obs_size
+        decisions: List[Tuple[BrainInfo, Any, Rows, Rows]]
+        if same_agents:
+            decisions = [(curr_info, take_action_outputs, None, None)]
+        else:
+            decisions = self._decisions_of(next_info)
+        for stored_info, stored_outputs, stored_idx, next_idx in decisions:
+            if stored_outputs is None:
+                continue
+            done_before = take_rows(np.asarray(stored_info.local_done, dtype=bool).reshape(-1), stored_idx)
+            if done_before.any():
+                # Agents that were done when they decided get no step (their next step is a reset).
+                kept = np.flatnonzero(~done_before)
+                if len(kept) == 0:
+                    continue
+                stored_idx = kept if stored_idx is None else stored_idx[kept]
+                next_idx = kept if next_idx is None else next_idx[kept]
+            agent_ids = list(next_info.agents) if next_idx is None else [next_info.agents[j] for j in next_idx.tolist()]
+            columns = self.experience_columns(stored_info, next_info, stored_idx, next_idx)
+            columns.update(self.policy_output_columns(stored_outputs, stored_idx))
+            columns.update(
+                self.reward_output_columns(rewards_out, stored_outputs["value_heads"], stored_idx, next_idx)
+            )
+            self.training_buffer.append_rows(agent_ids, columns, {"action_mask": 1})
+            self._collect_rewards(agent_ids, next_info.rewards, rewards_out, next_idx)
 
+        for agent_id, done in zip(next_info.agents, next_done.tolist()):
+            if not done:
+                self.episode_steps[agent_id] += 1
+
+    def _decisions_of(self, next_info: BrainInfo) -> List[Tuple[BrainInfo, Any, Rows, Rows]]:
+        """The agents of ``next_info`` grouped by the decision they last took part in.
+
+        :returns: per decision (BrainInfo, its policy outputs, the agents' rows in that BrainInfo,
+            their rows in ``next_info``); agents that never decided are left out.
+        """
+        groups: Dict[Tuple[int, int], Tuple[BrainInfo, Any, List[int], List[int]]] = {}
+        index_maps: Dict[int, Dict[Any, int]] = {}
         for next_idx, agent_id in enumerate(next_info.agents):
             agent_buffer = self.training_buffer[agent_id]
             stored_info = agent_buffer.last_brain_info
-            if stored_info is not None:
-                stored_outputs = agent_buffer.last_take_action_outputs
-                idx = _cached(index_maps, stored_info, _index_map)[agent_id]
-                if not stored_info.local_done[idx] and stored_outputs is not None:
-                    for i in range(n_cameras):
-                        agent_buffer[f"visual_obs{i}"].append(stored_info.visual_observations[i][idx])
-                        agent_buffer[f"next_visual_obs{i}"].append(next_info.visual_observations[i][next_idx])
-                    if use_vec:
-                        agent_buffer["vector_obs"].append(stored_info.vector_observations[idx])
-                        agent_buffer["next_vector_in"].append(next_info.vector_observations[next_idx])
-                    if policy.use_recurrent:
-                        memories = _cached(memory_cache, stored_info, policy.memories_of)
-                        agent_buffer["memory"].append(memories[idx])
-                    agent_buffer["masks"].append(1.0)
-                    agent_buffer["done"].append(bool(next_done[next_idx]))
-                    self.add_policy_outputs(stored_outputs, agent_id, idx)
-                    if not policy.use_continuous_act:
-                        masks = _cached(mask_cache, stored_info, policy.action_masks_of)
-                        agent_buffer["action_mask"].append(masks[idx], padding_value=1)
-                    if stored_info.previous_vector_actions is not None:
-                        agent_buffer["prev_action"].append(stored_info.previous_vector_actions[idx])
-                    self.add_rewards_outputs(rewards_out, stored_outputs["value_heads"], agent_id, idx, next_idx)
-                    self.collected_rewards["environment"][agent_id] += float(env_rewards[next_idx])
-                    for name, result in rewards_out.items():
-                        self.collected_rewards[name][agent_id] += float(result.scaled_reward[next_idx])
-            if not next_done[next_idx]:
-                self.episode_steps[agent_id] += 1
+            if stored_info is None:
+                continue
+            stored_outputs = agent_buffer.last_take_action_outputs
+            key = (id(stored_info), id(stored_outputs))
+            if key not in groups:
+                groups[key] = (stored_info, stored_outputs, [], [])
+            groups[key][2].append(_cached(index_maps, stored_info, _index_map)[agent_id])
+            groups[key][3].append(next_idx)
+        return [
+            (info, outputs, np.asarray(stored_rows, dtype=np.int64), np.asarray(next_rows, dtype=np.int64))
+            for info, outputs, stored_rows, next_rows in groups.values()
+        ]
+
+    def experience_columns(
+        self, stored_info: BrainInfo, next_info: BrainInfo, stored_idx: Rows, next_idx: Rows
+    ) -> Dict[str, Any]:
+        """The observation part of one step for n agents: field name -> n values.
+
+        :param stored_info: the BrainInfo in which the agents decided.
+        :param next_info: the BrainInfo after the environment step.
+        :param stored_idx: the agents' rows in ``stored_info``, int (n,), or None: all, in order.
+        :param next_idx: their rows in ``next_info``, int (n,), or None: all, in order.
+        :returns: ``visual_obs{i}``/``next_visual_obs{i}`` (lists of images), ``vector_obs`` and
+            ``next_vector_in`` (n, vec), ``memory`` (n, memory_size) when recurrent, ``masks`` (1.0),
+            ``done`` (the agents' ``local_done`` in ``next_info``), ``action_mask`` (n, sum of
+            branches) for discrete actions and ``prev_action`` (n, action length) when the BrainInfo
+            has previous actions.
+        """
+        policy = self.policy
+        columns: Dict[str, Any] = {}
+        for i in range(policy.vis_obs_size):
+            camera, next_camera = stored_info.visual_observations[i], next_info.visual_observations[i]
+            columns[f"visual_obs{i}"] = camera if stored_idx is None else [camera[j] for j in stored_idx.tolist()]
+            columns[f"next_visual_obs{i}"] = (
+                next_camera if next_idx is None else [next_camera[j] for j in next_idx.tolist()]
+            )
+        if policy.use_vec_obs:
+            columns["vector_obs"] = take_rows(stored_info.vector_observations, stored_idx)
+            columns["next_vector_in"] = take_rows(next_info.vector_observations, next_idx)
+        if policy.use_recurrent:
+            columns["memory"] = take_rows(policy.memories_of(stored_info), stored_idx)
+        done = take_rows(np.asarray(next_info.local_done, dtype=bool).reshape(-1), next_idx)
+        columns["masks"] = [1.0] * len(done)
+        columns["done"] = done.tolist()
+        if not policy.use_continuous_act:
+            columns["action_mask"] = take_rows(policy.action_masks_of(stored_info), stored_idx)
+        if stored_info.previous_vector_actions is not None:
+            columns["prev_action"] = take_rows(stored_info.previous_vector_actions, stored_idx)
+        return columns
+
+    def policy_output_columns(self, take_action_outputs: Dict[str, Any], agent_idx: Rows) -> Dict[str, Any]:
+        """What the trainer keeps of the policy's outputs for the agents at rows ``agent_idx`` of the
+        decision (None: all, in order): field name -> one value per agent."""
+        raise NotImplementedError
+
+    def reward_output_columns(
+        self,
+        rewards_out: RewardSignalResults,
+        values: Dict[str, np.ndarray],
+        agent_idx: Rows,
+        agent_next_idx: Rows,
+    ) -> Dict[str, Any]:
+        """Each signal's scaled reward (``{name}_rewards``, rows ``agent_next_idx`` of the results) and
+        the value estimate of its head (``{name}_value_estimates``, rows ``agent_idx`` of ``values``),
+        as floats (None: all rows, in order)."""
+        columns: Dict[str, Any] = {}
+        for name, result in rewards_out.items():
+            rewards = np.asarray(result.scaled_reward, dtype=np.float64).reshape(-1)
+            columns[f"{name}_rewards"] = take_rows(rewards, agent_next_idx).tolist()
+            estimates = np.asarray(values[name], dtype=np.float64).reshape(-1)
+            columns[f"{name}_value_estimates"] = take_rows(estimates, agent_idx).tolist()
+        return columns
 
     def add_policy_outputs(self, take_action_outputs: Dict[str, Any], agent_id: Any, agent_idx: int) -> None:
-        """Append what the trainer keeps of the policy's outputs for one agent."""
-        raise NotImplementedError
+        """Append what the trainer keeps of the policy's outputs for one agent (row ``agent_idx``)."""
+        columns = self.policy_output_columns(take_action_outputs, np.array([agent_idx]))
+        self.training_buffer.append_rows([agent_id], columns)
 
     def add_rewards_outputs(
         self,
@@ -202,8 +302,20 @@ class RLTrainer(Trainer):
         agent_idx: int,
         agent_next_idx: int,
     ) -> None:
-        """Append the rewards (index ``agent_next_idx``) and value estimates (index ``agent_idx``)."""
-        raise NotImplementedError
+        """Append the rewards (index ``agent_next_idx``) and value estimates (index ``agent_idx``) of one agent."""
+        columns = self.reward_output_columns(rewards_out, values, np.array([agent_idx]), np.array([agent_next_idx]))
+        self.training_buffer.append_rows([agent_id], columns)
+
+    def _collect_rewards(
+        self, agent_ids: List[Any], env_rewards: Any, rewards_out: RewardSignalResults, next_idx: Rows
+    ) -> None:
+        """Add the step's rewards (rows ``next_idx``) to the agents' episode sums."""
+        sums = {"environment": np.asarray(env_rewards, dtype=np.float32).reshape(-1)}
+        sums.update({name: np.asarray(result.scaled_reward).reshape(-1) for name, result in rewards_out.items()})
+        for name, rewards in sums.items():
+            collected = self.collected_rewards[name]
+            for agent_id, reward in zip(agent_ids, take_rows(rewards, next_idx).astype(np.float64).tolist()):
+                collected[agent_id] += reward
 
     # ------------------------------------------------------------------ episodes
 

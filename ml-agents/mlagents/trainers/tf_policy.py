@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import tensorflow as tf
@@ -30,7 +30,7 @@ from mlagents.trainers.models import LearningModel
 
 LOGGER = logging.getLogger("mlagents.trainers")
 
-__all__ = ["TFPolicy", "UnityPolicyException", "as_bool"]
+__all__ = ["FixedSignatureFunction", "TFPolicy", "UnityPolicyException", "as_bool"]
 
 
 def as_bool(value: Any) -> bool:
@@ -38,6 +38,90 @@ def as_bool(value: Any) -> bool:
     if isinstance(value, str):
         return value.strip().lower() in ("true", "yes", "on", "1")
     return bool(value)
+
+
+Signature = Sequence[Union[tf.TensorSpec, Dict[str, tf.TensorSpec]]]
+
+
+class FixedSignatureFunction:
+    """A ``tf.function`` with a fixed input signature, called without TensorFlow's per-call binding.
+
+    Calling a ``tf.function`` (even through its concrete function) binds and casts every argument
+    against the signature in Python, about 30 microseconds per argument: for the small networks of
+    the policies that is as long as running them, once per environment step. This wrapper traces the
+    function once, converts numpy inputs to the signature's dtypes itself, checks their shapes, and
+    calls the traced function with the flat list of tensors.
+
+    :param python_function: takes one argument per entry of ``input_signature``.
+    :param input_signature: per argument, a ``tf.TensorSpec`` or a dict name -> ``tf.TensorSpec``
+        (a dict argument must then have exactly those keys).
+    :ivar function: the underlying ``tf.function``.
+
+    Calling it returns what ``python_function`` returns (tensors), like the ``tf.function``.
+
+    :raises TypeError: wrong number of arguments, a dict argument with other keys, a tensor of
+        another dtype.
+    :raises ValueError: an input whose shape does not fit the signature.
+    """
+
+    def __init__(self, python_function: Callable[..., Any], input_signature: Signature) -> None:
+        self.function = tf.function(python_function, input_signature=list(input_signature))
+        # Flattened like tf.nest does: arguments in order, dict entries by sorted key.
+        self._keys: List[Optional[Tuple[str, ...]]] = []
+        self._specs: List[Tuple[str, tf.TensorSpec]] = []
+        for position, spec in enumerate(input_signature):
+            if isinstance(spec, dict):
+                keys = tuple(sorted(spec))
+                self._keys.append(keys)
+                self._specs.extend((key, spec[key]) for key in keys)
+            else:
+                self._keys.append(None)
+                self._specs.append((f"argument {position}", spec))
+        self._checks = [
+            (name, spec.dtype, spec.dtype.as_numpy_dtype, tuple(spec.shape.as_list())) for name, spec in self._specs
+        ]
+        self._call: Optional[Callable[[List[tf.Tensor]], Any]] = None
+
+    def tracing_count(self) -> int:
+        """How often the function was traced (1 after the first call)."""
+        return int(self.function.experimental_get_tracing_count())
+
+    def __call__(self, *args: Any) -> Any:
+        if self._call is None:
+            self._call = self._trace()
+        if len(args) != len(self._keys):
+            raise TypeError(f"expected {len(self._keys)} arguments, got {len(args)}")
+        values: List[Any] = []
+        for arg, keys in zip(args, self._keys):
+            if keys is None:
+                values.append(arg)
+            elif isinstance(arg, dict) and len(arg) == len(keys) and all(key in arg for key in keys):
+                values.extend(arg[key] for key in keys)
+            else:
+                got = sorted(arg) if isinstance(arg, dict) else type(arg).__name__
+                raise TypeError(f"expected the inputs {list(keys)}, got {got}")
+        return self._call([self._to_tensor(value, check) for value, check in zip(values, self._checks)])
+
+    def _trace(self) -> Callable[[List[tf.Tensor]], Any]:
+        concrete = self.function.get_concrete_function()
+        call_flat = getattr(concrete, "_call_flat", None)
+        if call_flat is None:  # another TensorFlow version: the public (slower) way
+            return lambda tensors: concrete(*tf.nest.pack_sequence_as(self.function.input_signature, tensors))
+        return lambda tensors: call_flat(tensors, concrete.captured_inputs)
+
+    @staticmethod
+    def _to_tensor(value: Any, check: Tuple[str, tf.DType, Any, Tuple[Optional[int], ...]]) -> tf.Tensor:
+        name, dtype, numpy_dtype, shape = check
+        if isinstance(value, tf.Tensor):
+            if value.dtype != dtype:
+                raise TypeError(f"input {name}: expected a {dtype.name} tensor, got {value.dtype.name}")
+            actual = tuple(value.shape)
+        else:
+            value = np.asarray(value, dtype=numpy_dtype)
+            actual = value.shape
+        if len(actual) != len(shape) or any(want is not None and want != got for want, got in zip(shape, actual)):
+            raise ValueError(f"input {name}: expected shape {list(shape)} (None: any), got {list(actual)}")
+        return value if isinstance(value, tf.Tensor) else tf.constant(value)
 
 
 class TFPolicy(Policy):
@@ -88,6 +172,10 @@ class TFPolicy(Policy):
                 )
         self._checkpoint: Optional[tf.train.Checkpoint] = None
         self._checkpoint_manager: Optional[tf.train.CheckpointManager] = None
+        # The step count is kept in Python (None: read global_step first); increments reach the
+        # variable only when TensorFlow reads it (see increment_step and write_step_count).
+        self._known_step: Optional[int] = None
+        self._unwritten_steps = 0
 
     # ------------------------------------------------------------------ decisions
 
@@ -148,24 +236,29 @@ class TFPolicy(Policy):
         Missing or malformed memories become zeros, missing action masks ones.
         """
         n = len(brain_info.agents)
-        index = np.arange(n) if rows is None else np.asarray(rows, dtype=np.int64)
+        index = None if rows is None else np.asarray(rows, dtype=np.int64)
+
+        def pick(values: np.ndarray) -> np.ndarray:
+            return values if index is None else values[index]
+
         feed: Dict[str, np.ndarray] = {}
         if self.use_vec_obs:
-            feed["vector_observation"] = np.asarray(brain_info.vector_observations, dtype=np.float32)[index]
+            feed["vector_observation"] = pick(np.asarray(brain_info.vector_observations, dtype=np.float32))
         for i in range(self.vis_obs_size):
             camera = brain_info.visual_observations[i]
-            feed[f"visual_observation_{i}"] = np.asarray([camera[j] for j in index], dtype=np.float32)
+            images = camera if index is None else [camera[j] for j in index]
+            feed[f"visual_observation_{i}"] = np.asarray(images, dtype=np.float32)
         if not self.use_continuous_act:
-            feed["action_masks"] = self.action_masks_of(brain_info)[index]
+            feed["action_masks"] = pick(self.action_masks_of(brain_info))
             if self.use_recurrent:
                 branches = len(self.brain.vector_action_space_size)
                 prev = brain_info.previous_vector_actions
                 if prev is None or np.shape(prev) != (n, branches):
-                    feed["prev_action"] = np.zeros((len(index), branches), dtype=np.int32)
+                    feed["prev_action"] = np.zeros((n if index is None else len(index), branches), dtype=np.int32)
                 else:
-                    feed["prev_action"] = np.asarray(prev)[index].astype(np.int32)
+                    feed["prev_action"] = pick(np.asarray(prev)).astype(np.int32)
         if self.use_recurrent:
-            feed["recurrent_in"] = self.memories_of(brain_info)[index]
+            feed["recurrent_in"] = pick(self.memories_of(brain_info))
         return feed
 
     def action_masks_of(self, brain_info: BrainInfo) -> np.ndarray:
@@ -193,11 +286,32 @@ class TFPolicy(Policy):
 
     def get_current_step(self) -> int:
         """The policy's step count (``global_step``; restored by ``--load``)."""
-        return int(self.model.global_step.numpy())
+        self.write_step_count()
+        self._known_step = int(self.model.global_step.numpy())
+        return self._known_step
+
+    def step_count(self) -> int:
+        """The step count without reading ``global_step`` (after the first time)."""
+        return self._known_step if self._known_step is not None else self.get_current_step()
 
     def increment_step(self, n_steps: int) -> int:
-        """Add ``n_steps`` to ``global_step``; returns the new value."""
-        return self.model.increment_step(n_steps)
+        """Add ``n_steps`` to the step count; returns the new value.
+
+        Called once per loop of the trainer, so it runs no TensorFlow op: the count is kept in
+        Python and written into ``global_step`` by :meth:`write_step_count`, which every method
+        that lets TensorFlow read the variable calls first (updates, checkpoints, export). Code
+        that assigns ``global_step`` directly must call :meth:`get_current_step` afterwards.
+        """
+        step = self.step_count() + int(n_steps)
+        self._known_step = step
+        self._unwritten_steps += int(n_steps)
+        return step
+
+    def write_step_count(self) -> None:
+        """Add the increments counted since the last write to ``global_step``."""
+        if self._unwritten_steps:
+            self.model.global_step.assign_add(self._unwritten_steps, read_value=False)
+            self._unwritten_steps = 0
 
     # ------------------------------------------------------------------ saving and loading
 
@@ -232,6 +346,8 @@ class TFPolicy(Policy):
             raise UnityPolicyException(
                 f"The model {self.model_path} could not be found. Make sure you specified the right --run-id"
             )
+        self._known_step = None
+        self._unwritten_steps = 0
         try:
             status = tf.train.Checkpoint(**self._checkpoint_objects()).restore(latest)
             status.assert_existing_objects_matched()
@@ -246,6 +362,7 @@ class TFPolicy(Policy):
     def save_model(self, steps: int) -> None:
         """Save a checkpoint ``<model_path>/model-<steps>`` (the newest ``keep_checkpoints`` are kept)."""
         os.makedirs(self.model_path, exist_ok=True)
+        self.write_step_count()
         self.checkpoint_manager.save(checkpoint_number=int(steps))
 
     def export_model(self) -> None:
@@ -253,5 +370,6 @@ class TFPolicy(Policy):
         # Imported here: the exporter imports the PPO package, which imports this module.
         from mlagents.trainers.tensorflow_to_barracuda import export_policy
 
+        self.write_step_count()
         path = export_policy(self, self.model_path + ".nn")
         LOGGER.info("Exported %s file", path)

@@ -79,6 +79,10 @@ class PPOModel(LearningModel):
         """lr(global_step)."""
         return self.polynomial_decay(self.lr, 1e-10, self.global_step, self.max_step)
 
+    def learning_rate_value(self, step: int) -> float:
+        """lr(step) as a Python float, without a TensorFlow op (see :meth:`polynomial_decay_value`)."""
+        return self.polynomial_decay_value(self.lr, 1e-10, step, self.max_step)
+
     def clip_epsilon(self) -> tf.Tensor:
         """epsilon(global_step)."""
         return self.polynomial_decay(self.epsilon, 0.1, self.global_step, self.max_step)

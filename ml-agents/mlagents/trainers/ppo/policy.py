@@ -1,7 +1,8 @@
 """The PPO policy: decisions, value estimates and gradient steps of one brain (:class:`PPOPolicy`).
 
 Every TensorFlow entry point is a ``tf.function`` with a fixed input signature (the batch dimension
-left open), so neither a new number of agents nor a new mini-batch size causes a retrace.
+left open), so neither a new number of agents nor a new mini-batch size causes a retrace; it is called
+through :class:`~mlagents.trainers.tf_policy.FixedSignatureFunction` (numpy in, one traced call).
 
 Outputs of :meth:`PPOPolicy.evaluate` (numpy, agents on axis 0):
 
@@ -28,12 +29,13 @@ import numpy as np
 import tensorflow as tf
 
 from mlagents.envs.brain import BrainInfo, BrainParameters
+from mlagents.envs.timers import timed
 from mlagents.trainers.adam import Adam
 from mlagents.trainers.components.reward_signals import RewardSignal
 from mlagents.trainers.components.reward_signals.reward_signal_factory import create_reward_signal
 from mlagents.trainers.models import EncoderType
 from mlagents.trainers.ppo.models import PPOModel
-from mlagents.trainers.tf_policy import TFPolicy, as_bool
+from mlagents.trainers.tf_policy import FixedSignatureFunction, TFPolicy, as_bool
 
 LOGGER = logging.getLogger("mlagents.trainers")
 
@@ -100,7 +102,6 @@ class PPOPolicy(TFPolicy):
     # ------------------------------------------------------------------ tf.functions
 
     def _build_functions(self) -> None:
-        self._concrete_functions: Dict[str, Any] = {}
         model = self.model
         observation_spec = model.input_signature()
         # While training, every decision also folds its observations into the normalizer (after the
@@ -115,7 +116,7 @@ class PPOPolicy(TFPolicy):
                     model.normalizer.update(inputs["vector_observation"])
                 return outputs
 
-            self._inference_fn = tf.function(inference, input_signature=[observation_spec, epsilon_spec])
+            self._inference_fn = FixedSignatureFunction(inference, [observation_spec, epsilon_spec])
         else:
 
             def inference_discrete(inputs: Dict[str, tf.Tensor]) -> Dict[str, Any]:
@@ -124,12 +125,12 @@ class PPOPolicy(TFPolicy):
                     model.normalizer.update(inputs["vector_observation"])
                 return outputs
 
-            self._inference_fn = tf.function(inference_discrete, input_signature=[observation_spec])
+            self._inference_fn = FixedSignatureFunction(inference_discrete, [observation_spec])
 
         def values(inputs: Dict[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
             return model.forward(inputs, 1)["values"]
 
-        self._value_fn = tf.function(values, input_signature=[observation_spec])
+        self._value_fn = FixedSignatureFunction(values, [observation_spec])
 
         if model.normalizer is not None:
             normalizer = model.normalizer
@@ -138,8 +139,8 @@ class PPOPolicy(TFPolicy):
                 normalizer.update(vector)
                 return normalizer.normalization_steps.read_value()
 
-            self._normalize_fn = tf.function(
-                update_normalization, input_signature=[tf.TensorSpec([None, model.vec_obs_size], tf.float32)]
+            self._normalize_fn = FixedSignatureFunction(
+                update_normalization, [tf.TensorSpec([None, model.vec_obs_size], tf.float32)]
             )
 
         update_spec = dict(observation_spec)
@@ -165,7 +166,7 @@ class PPOPolicy(TFPolicy):
             optimizer.apply_gradients(zip(gradients, variables), model.learning_rate())
             return losses
 
-        self._update_fn = tf.function(update_step, input_signature=[update_spec])
+        self._update_fn = FixedSignatureFunction(update_step, [update_spec])
 
     def _inference_outputs(self, out: Dict[str, Any]) -> Dict[str, Any]:
         result = {
@@ -173,7 +174,6 @@ class PPOPolicy(TFPolicy):
             "value_heads": out["values"],
             "value": out["value"],
             "entropy": out["entropy"],
-            "learning_rate": self.model.learning_rate(),
         }
         if self.use_continuous_act:
             result["action"] = out["action"]
@@ -184,19 +184,10 @@ class PPOPolicy(TFPolicy):
             result["memory_out"] = out["memory_out"]
         return result
 
-    def _run(self, name: str, *args: Any) -> Any:
-        """Call the tf.function ``name`` through its concrete function (skips the per-call dispatch of
-        the polymorphic function, about a quarter of a small network's call time)."""
-        concrete = self._concrete_functions.get(name)
-        if concrete is None:
-            concrete = getattr(self, name).get_concrete_function()
-            self._concrete_functions[name] = concrete
-        return concrete(*args)
-
     def tracing_counts(self) -> Dict[str, int]:
         """How often each tf.function was traced (1 each after warm-up: no retracing per batch size)."""
         functions = {"inference": self._inference_fn, "value": self._value_fn, "update": self._update_fn}
-        return {name: int(fn.experimental_get_tracing_count()) for name, fn in functions.items()}
+        return {name: fn.tracing_count() for name, fn in functions.items()}
 
     # ------------------------------------------------------------------ decisions
 
@@ -210,15 +201,17 @@ class PPOPolicy(TFPolicy):
         n = len(brain_info.agents)
         if self.use_continuous_act:
             epsilon = self.rng.standard_normal((n, self.model.act_size[0])).astype(np.float32)
-            out = self._run("_inference_fn", feed, epsilon)
+            out = self._inference_fn(feed, epsilon)
         else:
-            out = self._run("_inference_fn", feed)
+            out = self._inference_fn(feed)
         run_out: Dict[str, Any] = {
             "log_probs": out["log_probs"].numpy(),
             "value_heads": {name: value.numpy() for name, value in out["value_heads"].items()},
             "value": out["value"].numpy(),
             "entropy": out["entropy"].numpy(),
-            "learning_rate": float(out["learning_rate"].numpy()),
+            # Computed in Python: reading global_step in the graph would need the step count
+            # written into it before every decision (a TensorFlow op per step).
+            "learning_rate": self.model.learning_rate_value(self.step_count()),
         }
         if self.use_continuous_act:
             run_out["action"] = out["action"].numpy()
@@ -256,7 +249,7 @@ class PPOPolicy(TFPolicy):
     def update_normalization(self, vector_obs: np.ndarray) -> None:
         """Fold the batch mean of ``vector_obs`` (n, vec_size) into the running statistics."""
         if self.model.normalizer is not None and len(vector_obs) > 0:
-            self._run("_normalize_fn", np.asarray(vector_obs, dtype=np.float32))
+            self._normalize_fn(vector_obs)
 
     def get_value_estimates(self, brain_info: BrainInfo, idx: int, done: bool) -> Dict[str, float]:
         """Value estimate of each head for agent ``idx`` of ``brain_info`` (no normalizer update).
@@ -266,15 +259,23 @@ class PPOPolicy(TFPolicy):
         values = self.get_batched_value_estimates([(brain_info, idx)], [done])
         return {name: float(value[0]) for name, value in values.items()}
 
+    @timed
     def get_batched_value_estimates(
         self, rows: Sequence[Tuple[BrainInfo, int]], dones: Sequence[bool]
     ) -> Dict[str, np.ndarray]:
-        """:meth:`get_value_estimates` for several agents at once, in one network call.
+        """:meth:`get_value_estimates` for several agents at once, in one network call (timed: the
+        trainer's bootstrap values show apart from its Python bookkeeping in the timer tree).
+
+        When every episode ended for good and every signal uses terminal states, all values are
+        0 and the network is not called.
 
         :param rows: (brain_info, agent index) per agent.
         :param dones: per agent, whether its episode ended for good.
         :returns: name -> float32 (len(rows),).
         """
+        done_mask = np.asarray(dones, dtype=bool).reshape(-1)
+        if done_mask.all() and all(signal.use_terminal_states for signal in self.reward_signals.values()):
+            return {name: np.zeros(len(rows), dtype=np.float32) for name in self.reward_signals}
         feeds: List[Dict[str, np.ndarray]] = []
         groups: Dict[int, Tuple[BrainInfo, List[int]]] = {}
         for info, idx in rows:
@@ -284,7 +285,7 @@ class PPOPolicy(TFPolicy):
             feeds.append(self.observation_feed(info, indices))
             order.extend(indices)
         feed = feeds[0] if len(feeds) == 1 else {key: np.concatenate([f[key] for f in feeds]) for key in feeds[0]}
-        values = {name: value.numpy() for name, value in self._run("_value_fn", feed).items()}
+        values = {name: value.numpy() for name, value in self._value_fn(feed).items()}
         # Rows were grouped by BrainInfo; put them back in the caller's order.
         position: Dict[Tuple[int, int], int] = {}
         cursor = 0
@@ -293,7 +294,6 @@ class PPOPolicy(TFPolicy):
                 position[(id(info), idx)] = cursor
                 cursor += 1
         gather = np.asarray([position[(id(info), idx)] for info, idx in rows], dtype=np.int64)
-        done_mask = np.asarray(dones, dtype=bool)
         result = {}
         for name, value in values.items():
             value = value[gather]
@@ -314,7 +314,8 @@ class PPOPolicy(TFPolicy):
         :returns: ``value_loss``, ``policy_loss`` (absolute value) and the signals' statistics.
         """
         batch = self.update_feed(mini_batch)
-        losses = self._run("_update_fn", batch)
+        self.write_step_count()  # the schedules read global_step
+        losses = self._update_fn(batch)
         stats = {
             "value_loss": float(losses["value_loss"].numpy()),
             "policy_loss": abs(float(losses["policy_loss"].numpy())),

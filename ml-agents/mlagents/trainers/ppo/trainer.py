@@ -23,7 +23,7 @@ import numpy as np
 from mlagents.envs.brain import AllBrainInfo, BrainInfo, BrainParameters
 from mlagents.envs.timers import timed
 from mlagents.trainers.ppo.policy import PPOPolicy
-from mlagents.trainers.rl_trainer import RewardSignalResults, RLTrainer
+from mlagents.trainers.rl_trainer import RLTrainer, Rows, take_rows
 from mlagents.trainers.tf_policy import as_bool
 
 LOGGER = logging.getLogger("mlagents.trainers")
@@ -154,28 +154,17 @@ class PPOTrainer(RLTrainer):
 
     # ------------------------------------------------------------------ collection hooks
 
-    def add_policy_outputs(self, take_action_outputs: Dict[str, Any], agent_id: Any, agent_idx: int) -> None:
-        """Keep the action, its log-probabilities and (continuous) the noise and unclipped action."""
-        agent_buffer = self.training_buffer[agent_id]
+    def policy_output_columns(self, take_action_outputs: Dict[str, Any], agent_idx: Rows) -> Dict[str, Any]:
+        """The actions (``actions``), their log-probabilities (``action_probs``) and, for continuous
+        actions, the noise (``random_normal_epsilon``) and the unclipped actions (``actions_pre``)
+        of the agents at rows ``agent_idx`` (None: all, in order)."""
+        columns: Dict[str, Any] = {}
         if self.policy.use_continuous_act:
-            agent_buffer["actions_pre"].append(take_action_outputs["pre_action"][agent_idx])
-            agent_buffer["random_normal_epsilon"].append(take_action_outputs["random_normal_epsilon"][agent_idx])
-        agent_buffer["actions"].append(take_action_outputs["action"][agent_idx])
-        agent_buffer["action_probs"].append(take_action_outputs["log_probs"][agent_idx])
-
-    def add_rewards_outputs(
-        self,
-        rewards_out: RewardSignalResults,
-        values: Dict[str, np.ndarray],
-        agent_id: Any,
-        agent_idx: int,
-        agent_next_idx: int,
-    ) -> None:
-        """Keep each signal's scaled reward and the value estimate of each head."""
-        agent_buffer = self.training_buffer[agent_id]
-        for name, result in rewards_out.items():
-            agent_buffer[f"{name}_rewards"].append(float(result.scaled_reward[agent_next_idx]))
-            agent_buffer[f"{name}_value_estimates"].append(float(np.reshape(values[name], -1)[agent_idx]))
+            columns["actions_pre"] = take_rows(take_action_outputs["pre_action"], agent_idx)
+            columns["random_normal_epsilon"] = take_rows(take_action_outputs["random_normal_epsilon"], agent_idx)
+        columns["actions"] = take_rows(take_action_outputs["action"], agent_idx)
+        columns["action_probs"] = take_rows(take_action_outputs["log_probs"], agent_idx)
+        return columns
 
     @timed
     def add_experiences(
@@ -195,36 +184,39 @@ class PPOTrainer(RLTrainer):
         dones = np.asarray(info.local_done, dtype=bool).reshape(-1)
         max_reached = np.asarray(info.max_reached, dtype=bool).reshape(-1) if info.max_reached is not None else None
         ready: List[int] = []
-        for l, agent_id in enumerate(info.agents):
-            length = len(self.training_buffer[agent_id]["actions"]) if agent_id in self.training_buffer else 0
-            if length > 0 and (dones[l] or length > self.time_horizon):
-                ready.append(l)
+        # dict.get: looking an agent up must not create its buffer or fields (Buffer[...] would).
+        for row, (agent_id, done) in enumerate(zip(info.agents, dones.tolist())):
+            agent_buffer = dict.get(self.training_buffer, agent_id)
+            actions = None if agent_buffer is None else dict.get(agent_buffer, "actions")
+            length = 0 if actions is None else len(actions)
+            if length > 0 and (done or length > self.time_horizon):
+                ready.append(row)
         if not ready:
             return
         if not self.is_training:
             # Only running the policy: keep the statistics, but no experience piles up for updates.
-            for l in ready:
-                self.training_buffer[info.agents[l]].reset_agent()
-                if dones[l]:
-                    self._update_end_episode_stats(info.agents[l])
+            for row in ready:
+                self.training_buffer[info.agents[row]].reset_agent()
+                if dones[row]:
+                    self._update_end_episode_stats(info.agents[row])
             return
         rows: List[Tuple[BrainInfo, int]] = []
         terminal: List[bool] = []
-        for l in ready:
-            agent_id = info.agents[l]
-            reached = bool(max_reached[l]) if max_reached is not None else False
+        for row in ready:
+            agent_id = info.agents[row]
+            reached = bool(max_reached[row]) if max_reached is not None else False
             last_info = self.training_buffer[agent_id].last_brain_info
             if reached and last_info is not None:
                 # The episode was cut by the agent's step limit: bootstrap from the state in which the
                 # last action was taken (what the original does), not from the reset state.
                 rows.append((last_info, list(last_info.agents).index(agent_id)))
             else:
-                rows.append((info, l))
-            terminal.append(bool(dones[l]) and not reached)
+                rows.append((info, row))
+            terminal.append(bool(dones[row]) and not reached)
         bootstrap = self.policy.get_batched_value_estimates(rows, terminal)
 
-        for position, l in enumerate(ready):
-            agent_id = info.agents[l]
+        for position, row in enumerate(ready):
+            agent_id = info.agents[row]
             agent_buffer = self.training_buffer[agent_id]
             advantages = []
             returns = []
@@ -243,7 +235,7 @@ class PPOTrainer(RLTrainer):
                 agent_id, batch_size=None, training_length=self.policy.sequence_length
             )
             agent_buffer.reset_agent()
-            if dones[l]:
+            if dones[row]:
                 self._update_end_episode_stats(agent_id)
 
     # ------------------------------------------------------------------ updates
