@@ -65,7 +65,9 @@ class FixedSignatureFunction:
     """
 
     def __init__(self, python_function: Callable[..., Any], input_signature: Signature) -> None:
-        self.function = tf.function(python_function, input_signature=list(input_signature))
+        # The networks use no Python control flow on tensors: AutoGraph's source conversion would
+        # only add seconds of tracing to every start.
+        self.function = tf.function(python_function, input_signature=list(input_signature), autograph=False)
         # Flattened like tf.nest does: arguments in order, dict entries by sorted key.
         self._keys: List[Optional[Tuple[str, ...]]] = []
         self._specs: List[Tuple[str, tf.TensorSpec]] = []
@@ -80,15 +82,15 @@ class FixedSignatureFunction:
         self._checks = [
             (name, spec.dtype, spec.dtype.as_numpy_dtype, tuple(spec.shape.as_list())) for name, spec in self._specs
         ]
-        self._call: Optional[Callable[[List[tf.Tensor]], Any]] = None
+        # Traced now, while the policy is built: the first decision of a training run is then as
+        # fast as the others, and the loop's timers measure running, not tracing.
+        self._call: Callable[[List[tf.Tensor]], Any] = self._trace()
 
     def tracing_count(self) -> int:
-        """How often the function was traced (1 after the first call)."""
+        """How often the function was traced (1: once, when the wrapper was created)."""
         return int(self.function.experimental_get_tracing_count())
 
     def __call__(self, *args: Any) -> Any:
-        if self._call is None:
-            self._call = self._trace()
         if len(args) != len(self._keys):
             raise TypeError(f"expected {len(self._keys)} arguments, got {len(args)}")
         values: List[Any] = []
