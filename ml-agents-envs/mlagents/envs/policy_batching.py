@@ -4,6 +4,8 @@ A policy is much cheaper per agent on a batch than on many small calls (one Tens
 of one per environment). :func:`get_batched_actions` concatenates the BrainInfos of a brain from
 several environments (:func:`concatenate_brain_infos`), asks the policy once, and cuts the resulting
 :class:`ActionInfo` back into one per environment (:func:`split_action_info`) by their agent counts.
+:func:`concatenate_outputs` does the reverse for the policy outputs of several decisions (the
+trainer controller hands the transitions of several environments to a trainer at once).
 
 The policy contract this relies on (see :class:`~mlagents.envs.policy.Policy`): the agents of a
 BrainInfo are independent rows, and every per-agent result has the agents on axis 0.
@@ -99,6 +101,37 @@ def split_action_info(action_info: ActionInfo, agent_counts: Sequence[int]) -> L
     return [ActionInfo(*(field[i] for field in fields)) for i in range(len(slices))]
 
 
+def concatenate_outputs(parts: Sequence[Any], agent_counts: Sequence[int]) -> Any:
+    """Join the policy outputs of several decisions into the outputs of one decision on their
+    concatenated BrainInfos (the inverse of splitting ``ActionInfo.outputs``).
+
+    Dicts are joined key by key (every part must have the same keys); arrays (and lists) whose first
+    dimension is each part's agent count are concatenated along axis 0; anything else (scalars such
+    as the learning rate) is taken from the first part.
+
+    :param parts: the outputs of each decision, in concatenation order.
+    :param agent_counts: the agents of each decision.
+    :raises ValueError: no parts, or dicts with different keys.
+    """
+    if not parts:
+        raise ValueError("concatenate_outputs needs at least one part")
+    first = parts[0]
+    if len(parts) == 1:
+        return first
+    if isinstance(first, dict):
+        keys = list(first)
+        if any(not isinstance(part, dict) or len(part) != len(keys) or any(k not in part for k in keys)
+               for part in parts):
+            raise ValueError("the outputs to concatenate have different keys")
+        return {key: concatenate_outputs([part[key] for part in parts], agent_counts) for key in keys}
+    if all(isinstance(part, np.ndarray) and part.ndim >= 1 and part.shape[0] == count
+           for part, count in zip(parts, agent_counts)):
+        return np.concatenate(parts, axis=0)
+    if all(isinstance(part, list) and len(part) == count for part, count in zip(parts, agent_counts)):
+        return [item for part in parts for item in part]
+    return first
+
+
 def _split_value(value: Any, total: int, slices: List[slice]) -> List[Any]:
     if isinstance(value, dict):
         per_key = {key: _split_value(item, total, slices) for key, item in value.items()}
@@ -118,8 +151,9 @@ def _concat_lists(lists: Sequence[Any]) -> Any:
 
 
 def _concat_arrays(arrays: Sequence[Any]) -> Any:
-    # Like safe_concat_np_ndarray: None and empty arrays do not contribute rows.
-    non_empty = [np.asarray(a) for a in arrays if a is not None and np.size(a) != 0]
+    # Like safe_concat_np_ndarray, None and arrays without rows contribute nothing; unlike it, rows
+    # of width 0 (e.g. the masks of a brain without discrete actions, shape (n, 0)) still count.
+    non_empty = [np.asarray(a) for a in arrays if a is not None and np.ndim(a) >= 1 and len(a) != 0]
     if not non_empty:
         return next((a for a in arrays if a is not None), None)
     if len(non_empty) == 1:

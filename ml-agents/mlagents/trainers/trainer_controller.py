@@ -2,7 +2,7 @@
 
 :class:`TrainerController` works with any :class:`~mlagents.envs.env_manager.EnvManager`. One pass
 of the loop (:meth:`TrainerController.advance`) collects whatever environment steps are ready, hands
-each transition to every trainer, advances the trainers' step counts and runs the policy updates
+each trainer the transitions of its brain (those of several environments joined into one), advances the trainers' step counts and runs the policy updates
 that are due. The controller counts a global step per environment step; every ``save_freq`` global
 steps it saves every model, and every trainer writes its summary every ``summary_freq`` global steps.
 
@@ -22,13 +22,15 @@ import signal
 import threading
 from contextlib import contextmanager
 from time import perf_counter
-from typing import Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 import tensorflow as tf
 
+from mlagents.envs.brain import AllBrainInfo
 from mlagents.envs.env_manager import EnvManager, StepInfo
 from mlagents.envs.exception import UnityEnvironmentException, UnityException
+from mlagents.envs.policy_batching import concatenate_brain_infos, concatenate_outputs
 from mlagents.envs.sampler_class import SamplerManager
 from mlagents.envs.timers import get_timer_tree, hierarchical_timer, timed
 from mlagents.trainers.meta_curriculum import MetaCurriculum
@@ -313,6 +315,38 @@ class TrainerController:
         for brain_name, trainer in self.trainers.items():
             trainer.write_summary(global_step, delta_train_start, self._lesson_num(brain_name))
 
+    @staticmethod
+    def _transitions(
+        brain_name: str, step_infos: List[StepInfo]
+    ) -> List[Tuple[AllBrainInfo, AllBrainInfo, Optional[Dict[str, Any]]]]:
+        """The transitions of ``brain_name`` in ``step_infos``: (previous infos, current infos, policy
+        outputs of the decision taken on the previous infos).
+
+        The agents of different environments are independent rows (their ids carry the worker
+        prefix), so the transitions of several environments are joined into one, with the BrainInfos
+        and the outputs concatenated: the trainer then does its per-step work once per pass instead
+        of once per environment. Steps whose decision has no outputs are handed over one by one.
+        """
+        steps = []
+        for step_info in step_infos:
+            action_info = (step_info.brain_name_to_action_info or {}).get(brain_name)
+            if step_info.previous_all_brain_info is None or action_info is None:
+                continue
+            steps.append((step_info.previous_all_brain_info, step_info.current_all_brain_info, action_info.outputs))
+        if len(steps) < 2 or any(
+            not outputs or brain_name not in previous or brain_name not in current
+            for previous, current, outputs in steps
+        ):
+            return steps
+        previous_infos = [previous[brain_name] for previous, _, _ in steps]
+        return [
+            (
+                {brain_name: concatenate_brain_infos(previous_infos)},
+                {brain_name: concatenate_brain_infos([current[brain_name] for _, current, _ in steps])},
+                concatenate_outputs([outputs for _, _, outputs in steps], [len(i.agents) for i in previous_infos]),
+            )
+        ]
+
     @timed
     def advance(self, env: EnvManager) -> int:
         """One pass of the loop: step the environments that are ready and feed the trainers.
@@ -324,23 +358,12 @@ class TrainerController:
             new_step_infos = env.step()
             delta_time_step = perf_counter() - time_start_step
 
-        for step_info in new_step_infos:
-            if step_info.previous_all_brain_info is None:
-                continue
-            for brain_name, trainer in self.trainers.items():
-                action_info = (step_info.brain_name_to_action_info or {}).get(brain_name)
-                if action_info is None:
-                    continue
+        for brain_name, trainer in self.trainers.items():
+            for previous, current, outputs in self._transitions(brain_name, new_step_infos):
                 with hierarchical_timer("add_experiences"):
-                    trainer.add_experiences(
-                        step_info.previous_all_brain_info,
-                        step_info.current_all_brain_info,
-                        action_info.outputs,
-                    )
+                    trainer.add_experiences(previous, current, outputs)
                 with hierarchical_timer("process_experiences"):
-                    trainer.process_experiences(
-                        step_info.previous_all_brain_info, step_info.current_all_brain_info
-                    )
+                    trainer.process_experiences(previous, current)
         for brain_name, trainer in self.trainers.items():
             trainer.trainer_metrics.add_delta_step(delta_time_step)
             if self.train_model and trainer.get_step <= trainer.get_max_steps:

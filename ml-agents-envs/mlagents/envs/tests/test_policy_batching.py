@@ -4,7 +4,12 @@ import pytest
 from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.brain import BrainInfo
 from mlagents.envs.policy import Policy
-from mlagents.envs.policy_batching import concatenate_brain_infos, get_batched_actions, split_action_info
+from mlagents.envs.policy_batching import (
+    concatenate_brain_infos,
+    concatenate_outputs,
+    get_batched_actions,
+    split_action_info,
+)
 
 
 def make_info(worker: int, n: int, memory_width: int = 0, cameras: int = 1) -> BrainInfo:
@@ -103,6 +108,31 @@ def test_split_action_info_gives_each_part_its_rows():
         # not per-agent: shared unchanged
         assert part.outputs["learning_rate"] == 0.0003
         assert part.outputs["entropy_scalar"] == np.float32(1.5)
+
+
+def test_concatenate_outputs_undoes_the_split():
+    policy = RecordingPolicy()
+    infos = [make_info(0, 2), make_info(1, 1), make_info(2, 3)]
+    whole = policy.get_action(concatenate_brain_infos(infos)).outputs
+    parts = [part.outputs for part in split_action_info(ActionInfo(None, None, None, None, whole), [2, 1, 3])]
+    joined = concatenate_outputs(parts, [2, 1, 3])
+    np.testing.assert_array_equal(joined["log_probs"], whole["log_probs"])
+    np.testing.assert_array_equal(joined["value"]["extrinsic"], whole["value"]["extrinsic"])
+    np.testing.assert_array_equal(joined["value"]["curiosity"], whole["value"]["curiosity"])
+    assert joined["pre_action"] == whole["pre_action"]
+    assert joined["learning_rate"] == 0.0003 and joined["entropy_scalar"] == np.float32(1.5)
+    assert concatenate_outputs(parts[:1], [2]) is parts[0]
+    with pytest.raises(ValueError, match="different keys"):
+        concatenate_outputs([parts[0], {"log_probs": parts[1]["log_probs"]}], [2, 1])
+    with pytest.raises(ValueError, match="at least one part"):
+        concatenate_outputs([], [])
+
+
+def test_concatenate_keeps_rows_of_zero_width():
+    infos = [make_info(0, 2), make_info(1, 3)]
+    for info in infos:
+        info.action_masks = np.ones((len(info.agents), 0))  # a brain without discrete actions
+    assert concatenate_brain_infos(infos).action_masks.shape == (5, 0)
 
 
 def test_split_of_an_empty_decision():

@@ -173,3 +173,59 @@ def test_append_rows_equals_appending_agent_by_agent():
 def test_append_rows_rejects_a_column_of_another_length():
     with pytest.raises(ValueError, match="column 'obs' has 2 values for 3 agents"):
         Buffer().append_rows(["x", "y", "z"], {"obs": np.zeros((2, 4))})
+
+
+@pytest.mark.parametrize("space", ["discrete", "continuous"])
+def test_joined_transitions_of_several_environments_give_the_same_trajectories(ppo_params, space):
+    """What TrainerController does with the steps of one pass (one joined transition per brain)
+    leaves the trainer with the trajectories, bootstrapped returns and statistics of handing it the
+    environments' transitions one by one (statistics as means over the same agents)."""
+    from mlagents.envs.env_manager import StepInfo
+    from mlagents.trainers.trainer_controller import TrainerController
+
+    brain = make_brain(space)
+    params = ppo_params(time_horizon=4, buffer_size=10**6)
+    one_by_one = PPOTrainer(brain, 1, params, True, False, 0, "run")
+    joined = PPOTrainer(brain, 1, params, True, False, 0, "run")
+    rng = np.random.default_rng(11)
+    workers = {w: [f"{w}-{a}" for a in AGENTS[: 2 + w]] for w in range(3)}
+    current = {w: random_info(rng, brain, agents) for w, agents in workers.items()}
+    for step in range(30):
+        # A pass brings the steps of some of the environments (at least one), in any order.
+        ready = [w for w in rng.permutation(3).tolist() if rng.random() < 0.7] or [int(rng.integers(3))]
+        step_infos = []
+        for w in ready:
+            # Now and then an agent is missing from the new observation.
+            agents = [a for a in workers[w] if rng.random() < 0.9] if step % 4 == 3 else workers[w]
+            following = random_info(rng, brain, agents)
+            action_info = one_by_one.policy.get_action(current[w])
+            step_infos.append(StepInfo({"Brain": current[w]}, {"Brain": following}, {"Brain": action_info}))
+            one_by_one.add_experiences({"Brain": current[w]}, {"Brain": following}, action_info.outputs)
+            one_by_one.process_experiences({"Brain": current[w]}, {"Brain": following})
+            current[w] = following
+        transitions = TrainerController._transitions("Brain", step_infos)
+        assert len(transitions) == 1
+        previous, following, outputs = transitions[0]
+        assert previous["Brain"].agents == [a for s in step_infos for a in s.previous_all_brain_info["Brain"].agents]
+        joined.add_experiences(previous, following, outputs)
+        joined.process_experiences(previous, following)
+        # A step without a decision (e.g. right after a reset) is handed over alone.
+        alone = StepInfo(None, {"Brain": current[0]}, None)
+        assert TrainerController._transitions("Brain", [alone]) == []
+
+    assert sorted(joined.training_buffer) == sorted(one_by_one.training_buffer)
+    for agent_id, expected in one_by_one.training_buffer.items():
+        for key, field in expected.items():
+            np.testing.assert_allclose(np.array(joined.training_buffer[agent_id][key], dtype=float),
+                                       np.array(field, dtype=float), rtol=1e-5, err_msg=f"{agent_id} {key}")
+    update_expected, update_joined = one_by_one.training_buffer.update_buffer, joined.training_buffer.update_buffer
+    assert sorted(update_joined) == sorted(update_expected) and len(update_expected["actions"]) > 50
+    for key, field in update_expected.items():
+        # Trajectories reach the update buffer per pass instead of per environment: compare as sets of rows.
+        rows = lambda values: sorted(map(tuple, np.array(values, dtype=float).reshape(len(values), -1).round(5)))
+        assert rows(update_joined[key]) == rows(field), key
+    for name in one_by_one.collected_rewards:
+        assert dict(joined.collected_rewards[name]) == pytest.approx(dict(one_by_one.collected_rewards[name]))
+    assert dict(joined.episode_steps) == dict(one_by_one.episode_steps)
+    assert joined.stats["Environment/Cumulative Reward"] == pytest.approx(
+        one_by_one.stats["Environment/Cumulative Reward"])
