@@ -9,8 +9,8 @@ in a temporary folder, reads its console lines (``Step: ... Mean Reward: ...``, 
 ``summary_freq`` steps) and stops it with SIGTERM (handled like Ctrl-C: the model is saved and exported) as soon as
 the mean reward reaches the benchmark, or when the run hits its ``max_steps`` or the time limit. It
 then prints the steps and wall-clock seconds to the benchmark and how the training time split between
-environment stepping, action selection, policy updates and the trainer's bookkeeping (from the run's
-timers JSON).
+environment stepping, action selection, policy updates, bootstrap value estimates and the trainer's
+bookkeeping (from the run's timers JSON).
 
 Benchmarks (docs/Learning-Environment-Examples.md): Basic 0.94, 3DBall 100. Under the Basic scene's
 rules the best possible episode return is 0.93 (7 steps of -0.01 to the +1 goal), so Basic is
@@ -89,7 +89,10 @@ def timer_shares(timers_path: Path) -> Dict[str, float]:
 
     env step = waiting for the environments (``env_step``) minus action selection inside it;
     action selection = the env manager's batched ``get_action`` calls (``_take_step``);
-    update = ``update_policy``; bookkeeping = ``add_experiences`` + ``process_experiences``.
+    update = ``update_policy``; bootstrap values = the value-network calls for trajectories cut at
+    ``time_horizon`` or by an agent's step limit (``PPOPolicy.get_batched_value_estimates``, inside
+    ``process_experiences``); bookkeeping = the trainer's own Python work, ``add_experiences`` +
+    ``process_experiences`` without the bootstrap values.
     """
     tree = json.loads(timers_path.read_text())
     advance = find_node(tree, "TrainerController.advance")
@@ -104,12 +107,14 @@ def timer_shares(timers_path: Path) -> Dict[str, float]:
     take_step = seconds("SubprocessEnvManager._take_step")
     env_step = seconds("env_step") - take_step
     update = seconds("update_policy")
-    bookkeeping = seconds("add_experiences") + seconds("process_experiences")
-    other = total - env_step - take_step - update - bookkeeping
+    bootstrap = seconds("PPOPolicy.get_batched_value_estimates")
+    bookkeeping = seconds("add_experiences") + seconds("process_experiences") - bootstrap
+    other = total - env_step - take_step - update - bootstrap - bookkeeping
     return {
         "env step": env_step / total,
         "action selection": take_step / total,
         "update": update / total,
+        "bootstrap values": bootstrap / total,
         "bookkeeping": bookkeeping / total,
         "other": max(0.0, other) / total,
     }
@@ -198,15 +203,15 @@ def print_results(results: List[Result]) -> None:
             print(f"| {r.env} | {r.num_envs} | {target:g} | {reached} | {best} | {r.stop_reason} |")
     print()
     print("Share of the training loop time (TrainerController.advance):")
-    print("| Environment | --num-envs | env step | action selection | update | bookkeeping | other |")
-    print("|---|---|---|---|---|---|---|")
+    print("| Environment | --num-envs | env step | action selection | update | bootstrap values | bookkeeping | other |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in results:
         if not r.shares:
             continue
         s = r.shares
         print(
             f"| {r.env} | {r.num_envs} | {s['env step']:.0%} | {s['action selection']:.0%} | {s['update']:.0%} "
-            f"| {s['bookkeeping']:.0%} | {s['other']:.0%} |"
+            f"| {s['bootstrap values']:.0%} | {s['bookkeeping']:.0%} | {s['other']:.0%} |"
         )
 
 
