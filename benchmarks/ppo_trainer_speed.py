@@ -111,7 +111,7 @@ def run_case(name: str, case: dict, steps: int) -> None:
         show("get_action per step", decide / steps)
         show("add+process_experiences per step", bookkeeping / steps)
         if first_update is not None:
-            show("first update_policy (incl. trace)", first_update)
+            show("first update_policy", first_update)
         if updates:
             show(f"later update_policy (mean of {updates})", update / updates)
 
