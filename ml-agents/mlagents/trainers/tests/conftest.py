@@ -48,3 +48,25 @@ def ppo_params(tmp_path: Path) -> Callable[..., Dict[str, Any]]:
         return params
 
     return make
+
+
+@pytest.fixture
+def continuous_update_batch() -> Callable[..., Dict[str, Any]]:
+    """``continuous_update_batch(n, seed=0)``: a random PPO mini-batch of n rows for a brain with 3
+    vector observations, 2 continuous actions and the extrinsic signal."""
+
+    def make(n: int, seed: int = 0) -> Dict[str, Any]:
+        import numpy as np
+
+        rng = np.random.default_rng(seed)
+        return {
+            "vector_obs": rng.normal(size=(n, 3)),
+            "actions_pre": rng.normal(size=(n, 2)),
+            "action_probs": rng.normal(-1, 0.1, size=(n, 2)),
+            "masks": np.ones(n),
+            "advantages": rng.normal(size=n),
+            "extrinsic_returns": rng.normal(size=n),
+            "extrinsic_value_estimates": rng.normal(size=n),
+        }
+
+    return make

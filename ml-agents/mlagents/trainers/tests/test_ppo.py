@@ -200,22 +200,13 @@ def test_continuous_losses_match_numpy(ppo_params):
     assert float(out["loss"]) == pytest.approx(expected[2], rel=1e-4, abs=1e-6)
 
 
-def test_update_is_one_adam_step_with_the_decayed_learning_rate(ppo_params):
+def test_update_is_one_adam_step_with_the_decayed_learning_rate(ppo_params, continuous_update_batch):
     policy = PPOPolicy(0, make_brain(vec=3, actions=(2,), space="continuous"),
                        ppo_params(learning_rate=1e-3, max_steps=1000), True)
     policy.model.global_step.assign(500)
     before = [v.numpy().copy() for v in policy.model.trainable_variables]
-    rng = np.random.default_rng(2)
     n = 8
-    batch = {
-        "vector_obs": rng.normal(size=(n, 3)),
-        "actions_pre": rng.normal(size=(n, 2)),
-        "action_probs": rng.normal(-1, 0.1, size=(n, 2)),
-        "masks": np.ones(n),
-        "advantages": rng.normal(size=n),
-        "extrinsic_returns": rng.normal(size=n),
-        "extrinsic_value_estimates": rng.normal(size=n),
-    }
+    batch = continuous_update_batch(n, seed=2)
     stats = policy.update(batch, n)
     assert set(stats) == {"value_loss", "policy_loss"} and stats["policy_loss"] >= 0
     lr = (1e-3 - 1e-10) * 0.5 + 1e-10

@@ -62,7 +62,9 @@ def make_policy(ppo_params, **overrides):
     return PPOPolicy(0, brain, ppo_params(**overrides), True)
 
 
-def test_increment_step_counts_in_python_and_writes_global_step_when_tensorflow_reads_it(ppo_params):
+def test_increment_step_counts_in_python_and_writes_global_step_when_tensorflow_reads_it(
+    ppo_params, continuous_update_batch
+):
     policy = make_policy(ppo_params, max_steps=1000)
     assert policy.increment_step(3) == 3
     assert policy.increment_step(2) == 5
@@ -73,7 +75,7 @@ def test_increment_step_counts_in_python_and_writes_global_step_when_tensorflow_
     assert policy.get_current_step() == 5
     assert int(policy.model.global_step.numpy()) == 5
     policy.increment_step(10)
-    policy.update(update_batch(4), 4)  # the update's schedules see step 15
+    policy.update(continuous_update_batch(4), 4)  # the update's schedules see step 15
     assert int(policy.model.global_step.numpy()) == 15
     policy.model.global_step.assign(100)  # set from outside: get_current_step reads it again
     assert policy.get_current_step() == 100
@@ -108,19 +110,6 @@ def brain_info(obs):
     n = len(obs)
     return BrainInfo([], obs, [""] * n, np.zeros((0, 0)), [0.0] * n, [str(i) for i in range(n)], [False] * n,
                      np.zeros((n, 2)), [[]] * n, [False] * n)
-
-
-def update_batch(n):
-    rng = np.random.default_rng(0)
-    return {
-        "vector_obs": rng.normal(size=(n, 3)),
-        "actions_pre": rng.normal(size=(n, 2)),
-        "action_probs": rng.normal(-1, 0.1, size=(n, 2)),
-        "masks": np.ones(n),
-        "advantages": rng.normal(size=n),
-        "extrinsic_returns": rng.normal(size=n),
-        "extrinsic_value_estimates": rng.normal(size=n),
-    }
 
 
 def test_value_estimates_of_ended_episodes_need_no_network_call(ppo_params):
