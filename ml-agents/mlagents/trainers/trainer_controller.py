@@ -2,9 +2,10 @@
 
 :class:`TrainerController` works with any :class:`~mlagents.envs.env_manager.EnvManager`. One pass
 of the loop (:meth:`TrainerController.advance`) collects whatever environment steps are ready, hands
-each trainer the transitions of its brain (those of several environments joined into one), advances the trainers' step counts and runs the policy updates
-that are due. The controller counts a global step per environment step; every ``save_freq`` global
-steps it saves every model, and every trainer writes its summary every ``summary_freq`` global steps.
+each trainer the transitions of its brain (those of several environments joined into one), advances
+the trainers' step counts and runs the policy updates that are due. The controller counts a global
+step per environment step; every ``save_freq`` global steps it saves every model, and every trainer
+writes its summary every ``summary_freq`` global steps.
 
 Time spent is recorded in the hierarchical timers and written to
 ``<summaries_dir>/<run_id>_timers.json`` at the end: ``env_step`` (waiting for the environments,
@@ -244,9 +245,9 @@ class TrainerController:
         On Ctrl-C (SIGINT), SIGTERM, a KeyboardInterrupt or a lost environment (any ``UnityException``
         from the env manager, after the first step) the models are saved and exported when training;
         a signal stops the loop at the end of the current pass (a second one at once). An
-        interruption then ends normally, an environment failure is re-raised after saving. Any other exception is re-raised without
-        saving (the trainer state may be broken). In every case the timer tree is written and the
-        env manager closed (no environment process survives).
+        interruption then ends normally, an environment failure is re-raised after saving. Any other
+        exception is re-raised without saving (the trainer state may be broken). In every case the
+        timer tree is written and the env manager closed (no environment process survives).
         """
         self._create_model_path(self.model_path)
         for trainer in self.trainers.values():
