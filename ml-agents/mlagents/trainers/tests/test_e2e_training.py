@@ -11,6 +11,7 @@ import json
 import os
 import re
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -204,6 +205,39 @@ def test_interrupt_saves_and_exports(tmp_path, ctrl_c, free_port_range):
     assert any(p.name.endswith(".index") for p in (model_dir / "BasicLearning").iterdir())
     assert (model_dir / "BasicLearning.nn").is_file()
     assert (tmp_path / "summaries" / "stopped-0_timers.json").is_file()
+    assert_nothing_left([port, port + 1], pgid=run.pid)
+
+
+def test_second_sigterm_stops_a_pass_that_does_not_end(tmp_path, free_port_range):
+    """The first SIGTERM lets the current pass finish; when the environments stopped answering the
+    pass would wait for the exchange timeout (120 s), and a second SIGTERM stops it at once, still
+    saving and exporting the model."""
+    hanging = tmp_path / "Hanging.x86_64"
+    # The Basic build, stopping to answer after a few steps (initialization, reset, 3 steps).
+    hanging.write_text(f'#!/bin/sh\nexec "{BASIC}" --fault-hang-after 5 "$@"\n')
+    hanging.chmod(0o755)
+    (tmp_path / "config.yaml").write_text(basic_config(1.0e6))
+    port = free_port_range(2)
+    run = LearnProcess(
+        tmp_path, "config.yaml", "--env", hanging, "--num-envs=2", "--base-port", port, "--train",
+        "--run-id=hung", "--no-graphics",
+    )
+    try:
+        run.wait_for(r"Hyperparameters for the PPOTrainer", timeout=120)
+        time.sleep(5)  # the builds answer their few exchanges, then hang
+        run.process.send_signal(signal.SIGTERM)
+        run.wait_for(r"Stopping after the current step", timeout=10)
+        time.sleep(2)
+        assert run.process.poll() is None, "the pass cannot end while the builds hang"
+        run.process.send_signal(signal.SIGTERM)
+        status = run.process.wait(timeout=30)
+    finally:
+        run.finish(timeout=60)
+    output = run.output()
+    assert status == 0, output[-4000:]
+    assert "Learning was interrupted. Please wait while the graph is generated." in output
+    assert "Traceback" not in output
+    assert (tmp_path / "models" / "hung-0" / "BasicLearning.nn").is_file()
     assert_nothing_left([port, port + 1], pgid=run.pid)
 
 
