@@ -178,14 +178,34 @@ def test_load_continues_the_run(first_run, free_port_range):
     assert_nothing_left([port, port + 1], pgid=run.pid)
 
 
+def start_long_run(tmp_path, build, run_id, port):
+    """mlagents-learn on ``build`` with 2 instances and a budget it will not reach before it is stopped."""
+    (tmp_path / "config.yaml").write_text(basic_config(1.0e6))
+    return LearnProcess(
+        tmp_path, "config.yaml", "--env", build, "--num-envs=2", "--base-port", port, "--train",
+        f"--run-id={run_id}", "--no-graphics",
+    )
+
+
+def assert_saved_after_interrupt(tmp_path, run, status, run_id, port):
+    """The interrupted run ended normally, saved a checkpoint, exported the model, wrote its timers
+    and left no process or port behind."""
+    output = run.output()
+    assert status == 0, output[-4000:]
+    assert "Learning was interrupted. Please wait while the graph is generated." in output
+    assert "Saved Model" in output
+    assert "Traceback" not in output
+    model_dir = tmp_path / "models" / f"{run_id}-0"
+    assert any(p.name.endswith(".index") for p in (model_dir / "BasicLearning").iterdir())
+    assert (model_dir / "BasicLearning.nn").is_file()
+    assert (tmp_path / "summaries" / f"{run_id}-0_timers.json").is_file()
+    assert_nothing_left([port, port + 1], pgid=run.pid)
+
+
 @pytest.mark.parametrize("ctrl_c", [True, False], ids=["ctrl-c-whole-group", "sigterm-main-process"])
 def test_interrupt_saves_and_exports(tmp_path, ctrl_c, free_port_range):
-    (tmp_path / "config.yaml").write_text(basic_config(1.0e6))
     port = free_port_range(2)
-    run = LearnProcess(
-        tmp_path, "config.yaml", "--env", BASIC, "--num-envs=2", "--base-port", port, "--train",
-        "--run-id=stopped", "--no-graphics",
-    )
+    run = start_long_run(tmp_path, BASIC, "stopped", port)
     try:
         run.wait_for(r"Step: 1\d\d\d\.", timeout=120)
         if ctrl_c:
@@ -196,16 +216,7 @@ def test_interrupt_saves_and_exports(tmp_path, ctrl_c, free_port_range):
             run.process.send_signal(signal.SIGTERM)
     finally:
         status = run.finish(timeout=60)
-    output = run.output()
-    assert status == 0, output[-4000:]
-    assert "Learning was interrupted. Please wait while the graph is generated." in output
-    assert "Saved Model" in output
-    assert "Traceback" not in output
-    model_dir = tmp_path / "models" / "stopped-0"
-    assert any(p.name.endswith(".index") for p in (model_dir / "BasicLearning").iterdir())
-    assert (model_dir / "BasicLearning.nn").is_file()
-    assert (tmp_path / "summaries" / "stopped-0_timers.json").is_file()
-    assert_nothing_left([port, port + 1], pgid=run.pid)
+    assert_saved_after_interrupt(tmp_path, run, status, "stopped", port)
 
 
 def test_second_sigterm_stops_a_pass_that_does_not_end(tmp_path, free_port_range):
@@ -216,12 +227,8 @@ def test_second_sigterm_stops_a_pass_that_does_not_end(tmp_path, free_port_range
     # The Basic build, stopping to answer after a few steps (initialization, reset, 3 steps).
     hanging.write_text(f'#!/bin/sh\nexec "{BASIC}" --fault-hang-after 5 "$@"\n')
     hanging.chmod(0o755)
-    (tmp_path / "config.yaml").write_text(basic_config(1.0e6))
     port = free_port_range(2)
-    run = LearnProcess(
-        tmp_path, "config.yaml", "--env", hanging, "--num-envs=2", "--base-port", port, "--train",
-        "--run-id=hung", "--no-graphics",
-    )
+    run = start_long_run(tmp_path, hanging, "hung", port)
     try:
         run.wait_for(r"Hyperparameters for the PPOTrainer", timeout=120)
         time.sleep(5)  # the builds answer their few exchanges, then hang
@@ -233,13 +240,7 @@ def test_second_sigterm_stops_a_pass_that_does_not_end(tmp_path, free_port_range
         status = run.process.wait(timeout=30)
     finally:
         run.finish(timeout=60)
-    output = run.output()
-    assert status == 0, output[-4000:]
-    assert "Learning was interrupted. Please wait while the graph is generated." in output
-    assert "Traceback" not in output
-    assert (tmp_path / "models" / "hung-0" / "BasicLearning.nn").is_file()
-    assert_nothing_left([port, port + 1], pgid=run.pid)
-
+    assert_saved_after_interrupt(tmp_path, run, status, "hung", port)
 
 def test_several_runs(tmp_path, free_port_range):
     (tmp_path / "config.yaml").write_text(basic_config(600, summary_freq=300))
