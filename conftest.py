@@ -1,4 +1,5 @@
 """Project-wide test settings and fixtures."""
+
 import sys
 import tempfile
 from collections.abc import Callable
@@ -8,7 +9,7 @@ import pytest
 
 # One free-port finder for the tests and the benchmark scripts (which run standalone).
 sys.path.append(str(Path(__file__).resolve().parent / "benchmarks"))
-from _ports import find_free_port_range  # noqa: E402
+from _ports import find_free_port_range
 
 
 @pytest.fixture(autouse=True)

@@ -1,5 +1,6 @@
 """Free loopback ports, for the benchmark scripts and the tests (the root conftest.py imports this
 module too). Not a benchmark itself."""
+
 import socket
 
 
@@ -27,4 +28,6 @@ def find_free_port_range(count: int = 1) -> int:
         finally:
             for sock in held:
                 sock.close()
-    raise RuntimeError(f"found no {count} consecutive free loopback ports in 50 tries; is the machine out of ports?")
+    raise RuntimeError(
+        f"found no {count} consecutive free loopback ports in 50 tries; is the machine out of ports?"
+    )

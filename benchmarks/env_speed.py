@@ -19,6 +19,7 @@ is a one-core figure. Usage::
     python benchmarks/env_speed.py 3DBall GridWorld --seconds 10
     python benchmarks/env_speed.py 3DBall --profile   # plus the top functions by own time
 """
+
 from __future__ import annotations
 
 import os
@@ -209,8 +210,12 @@ def print_table(results: list[SpeedResult]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("envs", nargs="*", help="registry names (default: every example whose module imports)")
-    parser.add_argument("--seconds", type=float, default=5.0, help="measuring time per environment (default 5)")
+    parser.add_argument(
+        "envs", nargs="*", help="registry names (default: every example whose module imports)"
+    )
+    parser.add_argument(
+        "--seconds", type=float, default=5.0, help="measuring time per environment (default 5)"
+    )
     parser.add_argument("--no-pin", action="store_true", help="do not pin the process to one CPU")
     parser.add_argument("--profile", action="store_true", help="also print the top functions by own time")
     args = parser.parse_args(argv)
@@ -219,7 +224,9 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown example(s) {unknown}; known: {sorted(SCENES)}")
     cpu = None if args.no_pin else pin_to_one_cpu()
-    print(f"one core: {'CPU ' + str(cpu) if cpu is not None else 'not pinned'}; {args.seconds:g} s per environment")
+    print(
+        f"one core: {'CPU ' + str(cpu) if cpu is not None else 'not pinned'}; {args.seconds:g} s per environment"
+    )
 
     results = []
     for name in args.envs or list(SCENES):

@@ -15,23 +15,22 @@ Usage::
     python benchmarks/env_throughput.py            # full run (about a minute)
     python benchmarks/env_throughput.py --quick    # short run
 """
+
 import argparse
 import logging
 import os
 import time
 from functools import partial
 from pathlib import Path
-from typing import List, Optional
 
 import numpy as np
+from _ports import find_free_port_range  # beside this script
 
 from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.environment import UnityEnvironment
 from mlagents.envs.policy import Policy
 from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
 from mlagents.envs.timers import get_timer_root, reset_timers
-
-from _ports import find_free_port_range  # beside this script
 
 BASIC_BUILD = str(Path(__file__).resolve().parents[1] / "example-envs" / "builds" / "Basic.x86_64")
 BRAIN = "BasicLearning"
@@ -87,19 +86,23 @@ def measure_wire(steps: int) -> None:
 
     python_side = wire_step - exchange
     overhead = wire_step - local_step
-    print("1) UnityEnvironment.step on Basic (1 agent), mean over %d steps" % steps)
+    print(f"1) UnityEnvironment.step on Basic (1 agent), mean over {steps} steps")
     print(f"   step over gRPC (total)                    {wire_step * 1e3:8.3f} ms")
     print(f"     Python side (input/output conversion)   {python_side * 1e3:8.3f} ms")
     print(f"     exchange (gRPC round trip + build)      {exchange * 1e3:8.3f} ms")
     print(f"   same step in-process (LocalEnvironment)   {local_step * 1e3:8.3f} ms  (the build's own work)")
     share = overhead / wire_step
-    print(f"   wire overhead (total - in-process)        {overhead * 1e3:8.3f} ms  = {share:6.1%} of the step")
+    print(
+        f"   wire overhead (total - in-process)        {overhead * 1e3:8.3f} ms  = {share:6.1%} of the step"
+    )
     print()
 
 
 def measure_manager(n_env: int, seconds: float, frame_time_ms: float) -> float:
     factory = partial(
-        quiet_environment, base_port=find_free_port_range(n_env), args=["--frame-time-ms", f"{frame_time_ms:g}"]
+        quiet_environment,
+        base_port=find_free_port_range(n_env),
+        args=["--frame-time-ms", f"{frame_time_ms:g}"],
     )
     manager = SubprocessEnvManager(factory, n_env)
     try:
@@ -118,11 +121,15 @@ def measure_manager(n_env: int, seconds: float, frame_time_ms: float) -> float:
         manager.close()
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="short run (fewer steps, shorter windows)")
-    parser.add_argument("--frame-time-ms", type=float, default=20.0, help="academy step cost of the build (ms)")
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4, 8], help="worker counts to measure")
+    parser.add_argument(
+        "--frame-time-ms", type=float, default=20.0, help="academy step cost of the build (ms)"
+    )
+    parser.add_argument(
+        "--workers", type=int, nargs="+", default=[1, 2, 4, 8], help="worker counts to measure"
+    )
     options = parser.parse_args(argv)
     logging.getLogger("mlagents.envs").setLevel(logging.WARNING)
 

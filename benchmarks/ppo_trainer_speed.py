@@ -18,10 +18,10 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from mlagents.envs.brain import BrainInfo, BrainParameters  # noqa: E402
-from mlagents.trainers.ppo.trainer import PPOTrainer  # noqa: E402
+from mlagents.envs.brain import BrainInfo, BrainParameters
+from mlagents.trainers.ppo.trainer import PPOTrainer
 
 CASES = {
     # 3DBall: 12 agents, 8 observations, 2 continuous actions, shipped 3DBallLearning config.
@@ -29,33 +29,66 @@ CASES = {
         brain=BrainParameters("3DBallLearning", 8, 1, [], [2], ["", ""], "continuous"),
         agents=12,
         episode=400,
-        config=dict(batch_size=64, beta=0.001, buffer_size=12000, hidden_units=128, lambd=0.99, normalize=True,
-                    num_layers=2, time_horizon=1000),
+        config=dict(
+            batch_size=64,
+            beta=0.001,
+            buffer_size=12000,
+            hidden_units=128,
+            lambd=0.99,
+            normalize=True,
+            num_layers=2,
+            time_horizon=1000,
+        ),
     ),
     # Basic: 1 agent, 20 observations, 1 branch of 3, shipped BasicLearning config.
     "Basic-like": dict(
         brain=BrainParameters("BasicLearning", 20, 1, [], [3], [""], "discrete"),
         agents=1,
         episode=12,
-        config=dict(batch_size=32, beta=5.0e-3, buffer_size=256, hidden_units=20, lambd=0.95, normalize=False,
-                    num_layers=1, time_horizon=3),
+        config=dict(
+            batch_size=32,
+            beta=5.0e-3,
+            buffer_size=256,
+            hidden_units=20,
+            lambd=0.95,
+            normalize=False,
+            num_layers=1,
+            time_horizon=3,
+        ),
     ),
 }
 
 
 def parameters(folder: str, overrides: dict) -> dict:
     params = dict(
-        trainer="ppo", batch_size=1024, beta=5.0e-3, buffer_size=10240, epsilon=0.2, hidden_units=128, lambd=0.95,
-        learning_rate=3.0e-4, max_steps=5.0e5, memory_size=256, normalize=False, num_epoch=3, num_layers=2,
-        time_horizon=64, sequence_length=64, summary_freq=1000, use_recurrent=False,
+        trainer="ppo",
+        batch_size=1024,
+        beta=5.0e-3,
+        buffer_size=10240,
+        epsilon=0.2,
+        hidden_units=128,
+        lambd=0.95,
+        learning_rate=3.0e-4,
+        max_steps=5.0e5,
+        memory_size=256,
+        normalize=False,
+        num_epoch=3,
+        num_layers=2,
+        time_horizon=64,
+        sequence_length=64,
+        summary_freq=1000,
+        use_recurrent=False,
         reward_signals={"extrinsic": {"strength": 1.0, "gamma": 0.99}},
-        summary_path=os.path.join(folder, "summaries"), model_path=os.path.join(folder, "model"),
+        summary_path=os.path.join(folder, "summaries"),
+        model_path=os.path.join(folder, "model"),
     )
     params.update(overrides)
     return params
 
 
-def brain_info(rng: np.random.Generator, brain: BrainParameters, n: int, step: int, episode: int) -> BrainInfo:
+def brain_info(
+    rng: np.random.Generator, brain: BrainParameters, n: int, step: int, episode: int
+) -> BrainInfo:
     done = (step % episode) == episode - 1
     n_masks = sum(brain.vector_action_space_size) if brain.vector_action_space_type == "discrete" else 0
     return BrainInfo(
@@ -91,7 +124,9 @@ def run_case(name: str, case: dict, steps: int) -> None:
             t1 = clocks()
             following = brain_info(rng, case["brain"], case["agents"], step, case["episode"])
             t2 = clocks()
-            trainer.add_experiences({trainer.brain_name: current}, {trainer.brain_name: following}, action.outputs)
+            trainer.add_experiences(
+                {trainer.brain_name: current}, {trainer.brain_name: following}, action.outputs
+            )
             trainer.process_experiences({trainer.brain_name: current}, {trainer.brain_name: following})
             t3 = clocks()
             trainer.increment_step(1)
@@ -126,7 +161,9 @@ def show(label: str, seconds: np.ndarray) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--steps", type=int, default=3000, help="environment steps per case")
     args = parser.parse_args()
     for name, case in CASES.items():

@@ -9,6 +9,7 @@ physics: prints microseconds per Python step for
 
 Usage: python benchmarks/sdk_overhead.py [--steps N]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,8 +20,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from mlagents.envs.communicator_objects import Header, UnityInput, UnityMessage, UnityRLInput
 
+from mlagents.envs.communicator_objects import Header, UnityInput, UnityMessage, UnityRLInput
 from mlagents.example_envs.sdk.local import LocalEnvironment
 from mlagents.example_envs.sdk.scene import AgentGroup, BrainSpec, Scene, SceneSpec
 
@@ -38,7 +39,9 @@ class EmptyBall(Scene):
     @classmethod
     def spec(cls) -> SceneSpec:
         return SceneSpec(
-            "Empty", [BrainSpec("E", 8, "continuous", (2,))], [AgentGroup("E", 12, max_step=5000, decision_interval=5)]
+            "Empty",
+            [BrainSpec("E", 8, "continuous", (2,))],
+            [AgentGroup("E", 12, max_step=5000, decision_interval=5)],
         )
 
     def initialize(self) -> None:
@@ -75,7 +78,9 @@ def local_step_time(scene, brain: str, actions: np.ndarray, steps: int) -> float
 def grpc_step_time(steps: int) -> float:
     python = MiniPython().start()
     env = dict(os.environ, MLAGENTS_PYTHON=sys.executable)
-    build = subprocess.Popen([str(BASIC_BUILD), "--port", str(python.port)], env=env, stderr=subprocess.DEVNULL)
+    build = subprocess.Popen(
+        [str(BASIC_BUILD), "--port", str(python.port)], env=env, stderr=subprocess.DEVNULL
+    )
     try:
         python.handshake(seed=0)
         python.reset()
@@ -99,7 +104,9 @@ def grpc_step_time(steps: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--steps", type=int, default=5000, help="Python steps per timed run")
     args = parser.parse_args()
 

@@ -40,7 +40,6 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
 
 from _ports import find_free_port_range  # beside this script
 
@@ -50,7 +49,11 @@ BUILDS = REPO / "example-envs" / "builds"
 
 # Environment -> (brain, mean rewards to reach (the run stops at the last), note).
 TARGETS = {
-    "Basic": ("BasicLearning", (0.93, 0.94), "best possible return 0.93; the console shows 0.94 at the optimum"),
+    "Basic": (
+        "BasicLearning",
+        (0.93, 0.94),
+        "best possible return 0.93; the console shows 0.94 at the optimum",
+    ),
     "3DBall": ("3DBallLearning", (100.0,), ""),
 }
 
@@ -64,17 +67,17 @@ CONSOLE_LINE = re.compile(
 class Result:
     env: str
     num_envs: int
-    targets: Tuple[float, ...]
+    targets: tuple[float, ...]
     # target -> (steps, wall-clock seconds since the command started) when first reached
-    reached: Dict[float, Tuple[float, float]] = field(default_factory=dict)
+    reached: dict[float, tuple[float, float]] = field(default_factory=dict)
     best_mean: float = float("-inf")
     last_step: float = 0.0
     stop_reason: str = ""
-    shares: Dict[str, float] = field(default_factory=dict)
-    total_steps_per_second: Optional[float] = None
+    shares: dict[str, float] = field(default_factory=dict)
+    total_steps_per_second: float | None = None
 
 
-def find_node(node: dict, name: str) -> Optional[dict]:
+def find_node(node: dict, name: str) -> dict | None:
     if node.get("name") == name:
         return node
     for child in node.get("children", []):
@@ -84,7 +87,7 @@ def find_node(node: dict, name: str) -> Optional[dict]:
     return None
 
 
-def timer_shares(timers_path: Path) -> Dict[str, float]:
+def timer_shares(timers_path: Path) -> dict[str, float]:
     """Shares of the training loop's time (``TrainerController.advance``) per activity.
 
     env step = waiting for the environments (``env_step``) minus action selection inside it;
@@ -127,8 +130,17 @@ def run_one(env: str, num_envs: int, max_minutes: float, verbose: bool) -> Resul
     with tempfile.TemporaryDirectory(prefix=f"bench-{env}-") as workdir:
         base_port = find_free_port_range(num_envs)
         command = [
-            sys.executable, "-m", "mlagents.trainers.learn", str(CONFIG), "--env", str(build), "--train",
-            f"--num-envs={num_envs}", "--no-graphics", "--run-id=bench", f"--base-port={base_port}",
+            sys.executable,
+            "-m",
+            "mlagents.trainers.learn",
+            str(CONFIG),
+            "--env",
+            str(build),
+            "--train",
+            f"--num-envs={num_envs}",
+            "--no-graphics",
+            "--run-id=bench",
+            f"--base-port={base_port}",
         ]
         log_path = Path(workdir) / "learn.log"
         start = time.monotonic()
@@ -175,7 +187,9 @@ def run_one(env: str, num_envs: int, max_minutes: float, verbose: bool) -> Resul
             time.sleep(0.2)
         process.wait()
         if not result.stop_reason:
-            result.stop_reason = "max_steps reached" if process.returncode == 0 else f"exit status {process.returncode}"
+            result.stop_reason = (
+                "max_steps reached" if process.returncode == 0 else f"exit status {process.returncode}"
+            )
         elapsed = time.monotonic() - start
         if result.last_step:
             result.total_steps_per_second = result.last_step / elapsed
@@ -185,7 +199,7 @@ def run_one(env: str, num_envs: int, max_minutes: float, verbose: bool) -> Resul
     return result
 
 
-def print_results(results: List[Result]) -> None:
+def print_results(results: list[Result]) -> None:
     print()
     print(
         "| Environment | --num-envs | Target mean reward | Steps to target | Wall-clock s to target "
@@ -203,7 +217,9 @@ def print_results(results: List[Result]) -> None:
             print(f"| {r.env} | {r.num_envs} | {target:g} | {reached} | {best} | {r.stop_reason} |")
     print()
     print("Share of the training loop time (TrainerController.advance):")
-    print("| Environment | --num-envs | env step | action selection | update | bootstrap values | bookkeeping | other |")
+    print(
+        "| Environment | --num-envs | env step | action selection | update | bootstrap values | bookkeeping | other |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for r in results:
         if not r.shares:
@@ -234,12 +250,20 @@ def main() -> None:
         brain, targets, note = TARGETS[env]
         for num_envs in [int(n) for n in args.num_envs.split(",")]:
             wanted = ", ".join(f"{t:g}" for t in targets)
-            print(f"{env} ({brain}), --num-envs={num_envs}: training to mean reward {wanted}"
-                  + (f" ({note})" if note else "") + " ...", flush=True)
+            print(
+                f"{env} ({brain}), --num-envs={num_envs}: training to mean reward {wanted}"
+                + (f" ({note})" if note else "")
+                + " ...",
+                flush=True,
+            )
             result = run_one(env, num_envs, args.max_minutes, args.verbose)
-            reached = ", ".join(f"{t:g} at step {s:.0f} after {sec:.0f} s" for t, (s, sec) in result.reached.items())
-            print(f"  -> {result.stop_reason}; {reached or 'benchmark not reached'}; best mean {result.best_mean:.3f}",
-                  flush=True)
+            reached = ", ".join(
+                f"{t:g} at step {s:.0f} after {sec:.0f} s" for t, (s, sec) in result.reached.items()
+            )
+            print(
+                f"  -> {result.stop_reason}; {reached or 'benchmark not reached'}; best mean {result.best_mean:.3f}",
+                flush=True,
+            )
             results.append(result)
     print_results(results)
 

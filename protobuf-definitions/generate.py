@@ -8,6 +8,7 @@ ml-agents-envs/mlagents/envs/communicator_objects/. Regenerate them with the
 grpcio-tools version pinned in ml-agents-envs/setup.py (extra "protoc") so the
 output is identical to the committed files.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,15 +29,17 @@ def proto_files() -> list[Path]:
 def write_init(package: Path) -> None:
     """The package __init__ re-exports every message and the gRPC service helpers."""
     modules = sorted(p.stem for p in package.glob("*_pb2.py")) + ["unity_to_external_pb2_grpc"]
-    lines = ['"""Generated protobuf messages of the Unity ML-Agents wire protocol (package communicator_objects)."""']
+    lines = [
+        '"""Generated protobuf messages of the Unity ML-Agents wire protocol (package communicator_objects)."""'
+    ]
     lines += [f"from .{m} import *  # noqa: F401,F403" for m in modules]
     (package / "__init__.py").write_text("\n".join(lines) + "\n")
 
 
 def generate(out_root: Path) -> None:
     try:
-        from grpc_tools import protoc
         import grpc_tools
+        from grpc_tools import protoc
     except ImportError:
         sys.exit("grpcio-tools is not installed: pip install -e 'ml-agents-envs[protoc]'")
     package = out_root / PACKAGE_DIR
@@ -60,8 +63,15 @@ def generate(out_root: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="root folder that receives mlagents/envs/communicator_objects")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        help="root folder that receives mlagents/envs/communicator_objects",
+    )
     generate(parser.parse_args().out)
 
 

@@ -35,5 +35,7 @@ def test_regenerated_code_is_identical(tmp_path):
     generated_files = sorted(p.name for p in generated.glob("*.py"))
     committed_files = sorted(p.name for p in COMMITTED.glob("*.py"))
     assert generated_files == committed_files
-    different = [name for name in committed_files if (generated / name).read_bytes() != (COMMITTED / name).read_bytes()]
+    different = [
+        name for name in committed_files if (generated / name).read_bytes() != (COMMITTED / name).read_bytes()
+    ]
     assert different == [], f"regenerate with protobuf-definitions/generate.py: {different} differ"

@@ -9,6 +9,7 @@ key = 1 and value = 2; default values are not written.
 import struct
 
 import pytest
+
 from mlagents.envs.communicator_objects import (
     AgentActionProto,
     AgentInfoProto,
@@ -108,7 +109,11 @@ def test_resolution():
 
 def test_agent_action():
     message = AgentActionProto(
-        vector_actions=[1.0, -0.5], text_actions="go", memories=[0.25], value=2.5, custom_action=CustomAction()
+        vector_actions=[1.0, -0.5],
+        text_actions="go",
+        memories=[0.25],
+        value=2.5,
+        custom_action=CustomAction(),
     )
     expected = (
         packed_floats(1, [1.0, -0.5])
@@ -272,7 +277,9 @@ def test_demonstration_meta():
     message = DemonstrationMetaProto(
         api_version=1, demonstration_name="demo", number_steps=10, number_episodes=2, mean_reward=0.5
     )
-    expected = int_field(1, 1) + string_field(2, "demo") + int_field(3, 10) + int_field(4, 2) + float_field(5, 0.5)
+    expected = (
+        int_field(1, 1) + string_field(2, "demo") + int_field(3, 10) + int_field(4, 2) + float_field(5, 0.5)
+    )
     assert encode(message) == expected
 
 

@@ -1,4 +1,5 @@
 """``python -m mlagents.example_envs <Name> [Unity arguments]``: run an example like a Unity build."""
+
 import sys
 
 from .sdk.cli import main

@@ -9,6 +9,7 @@ Observations (Unity frame, float32, no normalisation):
   3DBallHard (5): platform quaternion z, x; ball - platform position (3); stacked 9 times
 Actions: continuous (2,), each clipped to [-1, 1]: 2 degrees per unit about local z, then local x.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -62,7 +63,10 @@ class Ball3D(Scene):
             ],
             agents=[
                 AgentGroup(
-                    brain=cls.brain_name, count=NUM_AGENTS, max_step=MAX_STEP, decision_interval=DECISION_INTERVAL
+                    brain=cls.brain_name,
+                    count=NUM_AGENTS,
+                    max_step=MAX_STEP,
+                    decision_interval=DECISION_INTERVAL,
                 )
             ],
             reset_parameters=dict(RESET_PARAMETERS),
@@ -123,7 +127,9 @@ class Ball3D(Scene):
         for axis, column in ((2, 0), (0, 1)):
             component = rotations[:, axis]
             turn = delta[:, column]
-            allowed = ((component < ROTATION_LIMIT) & (turn > 0.0)) | ((component > -ROTATION_LIMIT) & (turn < 0.0))
+            allowed = ((component < ROTATION_LIMIT) & (turn > 0.0)) | (
+                (component > -ROTATION_LIMIT) & (turn < 0.0)
+            )
             rotations = rotate_local(rotations, axis, np.where(allowed, turn, 0.0))
         self.world.set_platform_rotations(agents, rotations)
 

@@ -37,6 +37,7 @@ Physics choices (example-environments spec section 3.2 "Physics"):
   every 0.02 s step; we scale the ball's angular velocity the same way after each
   academy step (linear drag is 0).
 """
+
 from __future__ import annotations
 
 import mujoco
@@ -103,11 +104,26 @@ def rotate_local(rotations: np.ndarray, axis: int, angles_deg: np.ndarray) -> np
     x, y, z, w = rotations[:, 0], rotations[:, 1], rotations[:, 2], rotations[:, 3]
     out = np.empty((len(rotations), 4))
     if axis == 0:
-        out[:, 0], out[:, 1], out[:, 2], out[:, 3] = w * s + x * c, y * c + z * s, z * c - y * s, w * c - x * s
+        out[:, 0], out[:, 1], out[:, 2], out[:, 3] = (
+            w * s + x * c,
+            y * c + z * s,
+            z * c - y * s,
+            w * c - x * s,
+        )
     elif axis == 1:
-        out[:, 0], out[:, 1], out[:, 2], out[:, 3] = x * c - z * s, w * s + y * c, x * s + z * c, w * c - y * s
+        out[:, 0], out[:, 1], out[:, 2], out[:, 3] = (
+            x * c - z * s,
+            w * s + y * c,
+            x * s + z * c,
+            w * c - y * s,
+        )
     else:
-        out[:, 0], out[:, 1], out[:, 2], out[:, 3] = x * c + y * s, y * c - x * s, w * s + z * c, w * c - z * s
+        out[:, 0], out[:, 1], out[:, 2], out[:, 3] = (
+            x * c + y * s,
+            y * c - x * s,
+            w * s + z * c,
+            w * c - z * s,
+        )
     out /= np.sqrt(np.einsum("ij,ij->i", out, out))[:, None]
     return out
 
@@ -133,8 +149,8 @@ def _model_xml(num_areas: int) -> str:
         f'<option timestep="{TIMESTEP / SUBSTEPS}" gravity="0 0 -9.81" cone="elliptic"/>'
         # contype/conaffinity 0: only the explicit pairs below collide
         '<default><geom contype="0" conaffinity="0"/></default>'
-        f'<worldbody>{"".join(bodies)}</worldbody>'
-        f'<contact>{"".join(pairs)}</contact>'
+        f"<worldbody>{''.join(bodies)}</worldbody>"
+        f"<contact>{''.join(pairs)}</contact>"
         "</mujoco>"
     )
 

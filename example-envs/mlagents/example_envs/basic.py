@@ -5,6 +5,7 @@ large goal (+1). Every action costs 0.01. Actions: 0 stay, 1 left, 2 right. The 
 the one-hot position (20 floats). The agent decides on demand: every physics step in training
 mode; in inference mode once per ``time_between_decisions_at_inference`` seconds.
 """
+
 from __future__ import annotations
 
 import numpy as np

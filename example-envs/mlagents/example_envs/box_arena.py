@@ -36,6 +36,7 @@ would otherwise raise a second "enter" that Unity never reports. Geoms that rais
 events get a contact ``gap`` of 0.1 m: MuJoCo (4.x) then reports such pairs from 0.1 m
 apart as inactive contacts, without pushing before real contact.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -105,7 +106,9 @@ def linear_drag_factor(drag: float | np.ndarray) -> np.ndarray:
     return np.maximum(0.0, 1.0 - np.asarray(drag, dtype=np.float64) * TIMESTEP)
 
 
-def velocity_changes(yaw_deg: np.ndarray, forward: np.ndarray, strafe: np.ndarray | None = None) -> np.ndarray:
+def velocity_changes(
+    yaw_deg: np.ndarray, forward: np.ndarray, strafe: np.ndarray | None = None
+) -> np.ndarray:
     """Unity velocity changes ``(k, 3)`` (m/s) of ``forward`` ``(k,)`` m/s along
     ``transform.forward`` plus ``strafe`` ``(k,)`` m/s along ``transform.right``, for yaws
     ``(k,)`` in degrees."""
@@ -141,7 +144,9 @@ def box_geom(name: str, center: np.ndarray, half: np.ndarray, **attributes: obje
     return f'<geom name="{name}" type="box" pos="{_fmt(to_mujoco(center))}" size="{_fmt(to_mujoco(half))}"{extra}/>'
 
 
-def prism_geom(name: str, center_xz: tuple[float, float], half_xz: tuple[float, float], **attributes: object) -> str:
+def prism_geom(
+    name: str, center_xz: tuple[float, float], half_xz: tuple[float, float], **attributes: object
+) -> str:
     """MJCF of a collision prism: a box with the given horizontal Unity centre and half
     sizes (x, z), ``PRISM_HALF_HEIGHT`` high about the body's height."""
     center = np.array([center_xz[0], 0.0, center_xz[1]])
@@ -166,7 +171,7 @@ def planar_model_xml(name: str, static: list[str], bodies: list[str]) -> str:
         f'<mujoco model="{name}">'
         f'<option timestep="{TIMESTEP}" gravity="0 0 0" cone="elliptic"/>'
         f'<default><geom friction="{DEFAULT_FRICTION} 0.005 0.0001" contype="1" conaffinity="1"/></default>'
-        f'<worldbody>{"".join(static)}{"".join(bodies)}</worldbody>'
+        f"<worldbody>{''.join(static)}{''.join(bodies)}</worldbody>"
         "</mujoco>"
     )
 

@@ -10,6 +10,7 @@ Cells are (x, z) with integers in [0, g - 1]; the image's right is +x and its to
 row is the largest z. Actions (one branch of 5): 0 no-op, 1 up (z + 1), 2 down
 (z - 1), 3 left (x - 1), 4 right (x + 1); moves into the border walls are masked.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -65,10 +66,14 @@ class GridRenderer:
             dx, dz = self._x - x, self._z - z
             if shape == "plus":
                 dx, dz = np.abs(dx), np.abs(dz)
-                mask = ((dx < BAR_HALF_LENGTH) & (dz < BAR_HALF_WIDTH)) | ((dx < BAR_HALF_WIDTH) & (dz < BAR_HALF_LENGTH))
+                mask = ((dx < BAR_HALF_LENGTH) & (dz < BAR_HALF_WIDTH)) | (
+                    (dx < BAR_HALF_WIDTH) & (dz < BAR_HALF_LENGTH)
+                )
             elif shape == "cross":  # the plus turned by 45 degrees
                 u, v = np.abs(dx + dz) / np.sqrt(2.0), np.abs(dx - dz) / np.sqrt(2.0)
-                mask = ((u < BAR_HALF_LENGTH) & (v < BAR_HALF_WIDTH)) | ((v < BAR_HALF_LENGTH) & (u < BAR_HALF_WIDTH))
+                mask = ((u < BAR_HALF_LENGTH) & (v < BAR_HALF_WIDTH)) | (
+                    (v < BAR_HALF_LENGTH) & (u < BAR_HALF_WIDTH)
+                )
             else:  # ring: a hollow square whose outer edge is the cell border
                 extent = np.maximum(np.abs(dx), np.abs(dz))
                 mask = (extent < 0.5) & (extent >= 0.5 - AGENT_RING_WIDTH)
@@ -121,7 +126,9 @@ class GridWorld(Scene):
                     camera_resolutions=(CameraResolution(IMAGE_SIZE, IMAGE_SIZE, gray_scale=False),),
                 )
             ],
-            agents=[AgentGroup(brain=BRAIN_NAME, count=1, max_step=MAX_STEP, decision_interval=1, on_demand=True)],
+            agents=[
+                AgentGroup(brain=BRAIN_NAME, count=1, max_step=MAX_STEP, decision_interval=1, on_demand=True)
+            ],
             reset_parameters=dict(RESET_PARAMETERS),
             training_configuration=EngineConfiguration(84, 84, 0, 20.0, -1),
             inference_configuration=EngineConfiguration(1280, 720, 5, 1.0, 60),

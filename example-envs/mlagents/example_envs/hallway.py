@@ -24,6 +24,7 @@ Unity velocity changes (1.5 m/s along +-forward per physics step); turns telepor
 the yaw. Deviations: the goals' thin back plates are left out (the agent cannot
 reach them: they sit between the goal and the wall, and rays hit the goal first).
 """
+
 from __future__ import annotations
 
 import mujoco
@@ -108,7 +109,9 @@ class HallwayWorld(PlanarWorld):
         n = num_areas
         self._orange_mocap = np.arange(n)
         self._red_mocap = np.arange(n, 2 * n)
-        self.roles = ContactRoles(self.model, n, [(_ROLE_AGENT, _ROLE_GOAL_LEFT), (_ROLE_AGENT, _ROLE_GOAL_RIGHT)])
+        self.roles = ContactRoles(
+            self.model, n, [(_ROLE_AGENT, _ROLE_GOAL_LEFT), (_ROLE_AGENT, _ROLE_GOAL_RIGHT)]
+        )
         areas = np.arange(n)
         self.roles.assign_per_area(self.model, "agent", _ROLE_AGENT)
         self.roles.assign_per_area(self.model, "nose", _ROLE_AGENT)
@@ -127,8 +130,11 @@ class HallwayWorld(PlanarWorld):
                 c = origin + GOAL_CENTER + np.array([sign * GOAL_X, 0.0, 0.0])
                 static.append(
                     prism_geom(
-                        f"goal_{side}{i}", (c[0], c[2]), (GOAL_HALF[0], GOAL_HALF[2]),
-                        gap=EVENT_RELEASE, **STATIC_COLLIDER,
+                        f"goal_{side}{i}",
+                        (c[0], c[2]),
+                        (GOAL_HALF[0], GOAL_HALF[2]),
+                        gap=EVENT_RELEASE,
+                        **STATIC_COLLIDER,
                     )
                 )
         block_friction = f"{BLOCK_FRICTION} 0.005 0.0001"
@@ -138,8 +144,12 @@ class HallwayWorld(PlanarWorld):
                 bodies.append(
                     f'<body name="{colour}{i}" mocap="true" pos="{pos[0]} {pos[1]} {pos[2]}">'
                     + prism_geom(
-                        f"{colour}_block{i}", (0.0, 0.0), (BLOCK_HALF[0], BLOCK_HALF[2]),
-                        friction=block_friction, priority=1, **STATIC_COLLIDER,
+                        f"{colour}_block{i}",
+                        (0.0, 0.0),
+                        (BLOCK_HALF[0], BLOCK_HALF[2]),
+                        friction=block_friction,
+                        priority=1,
+                        **STATIC_COLLIDER,
                     )
                     + "</body>"
                 )
@@ -202,9 +212,15 @@ class Hallway(Scene):
     @classmethod
     def spec(cls) -> SceneSpec:
         return one_brain_spec(
-            cls.brain_name, OBSERVATION_SIZE, stacked=3, num_actions=5,
-            num_agents=NUM_AGENTS, max_step=MAX_STEP, decision_interval=DECISION_INTERVAL,
-            reset_parameters={}, training_configuration=EngineConfiguration(128, 128, 0, 20.0, -1),
+            cls.brain_name,
+            OBSERVATION_SIZE,
+            stacked=3,
+            num_actions=5,
+            num_agents=NUM_AGENTS,
+            max_step=MAX_STEP,
+            decision_interval=DECISION_INTERVAL,
+            reset_parameters={},
+            training_configuration=EngineConfiguration(128, 128, 0, 20.0, -1),
         )
 
     def initialize(self) -> None:
@@ -223,7 +239,9 @@ class Hallway(Scene):
         # moving boxes first, in one contiguous range: orange goals, red goals, orange blocks, red blocks
         self.cast_world.add_boxes(np.zeros((n, 3)), np.tile(GOAL_HALF, (n, 1)), 0.0, "orangeGoal", self.areas)
         self.cast_world.add_boxes(np.zeros((n, 3)), np.tile(GOAL_HALF, (n, 1)), 0.0, "redGoal", self.areas)
-        self.cast_world.add_boxes(self.orange_block, np.tile(BLOCK_HALF, (n, 1)), 0.0, "orangeBlock", self.areas)
+        self.cast_world.add_boxes(
+            self.orange_block, np.tile(BLOCK_HALF, (n, 1)), 0.0, "orangeBlock", self.areas
+        )
         self.cast_world.add_boxes(self.red_block, np.tile(BLOCK_HALF, (n, 1)), 0.0, "redBlock", self.areas)
         add_area_boxes(self.cast_world, self.origins, WALLS, "wall", self.areas)
         add_area_boxes(self.cast_world, self.origins, [GROUND], None, self.areas)
@@ -240,7 +258,9 @@ class Hallway(Scene):
 
     def _sync_cast_world(self) -> None:
         orange_goal, red_goal = self.goal_positions()
-        self.cast_world.update_boxes(0, np.concatenate([orange_goal, red_goal, self.orange_block, self.red_block]))
+        self.cast_world.update_boxes(
+            0, np.concatenate([orange_goal, red_goal, self.orange_block, self.red_block])
+        )
 
     # ---- hooks ----
     def agent_reset(self, agents: np.ndarray) -> None:
@@ -248,9 +268,13 @@ class Hallway(Scene):
         k = len(agents)
         ground = self.origins[agents] + GROUND[0]
         selection = rng.integers(0, 2, size=k)
-        shown = ground + np.stack([rng.uniform(-3.0, 3.0, k), np.full(k, 2.0), rng.uniform(-5.0, 5.0, k)], axis=1)
+        shown = ground + np.stack(
+            [rng.uniform(-3.0, 3.0, k), np.full(k, 2.0), rng.uniform(-5.0, 5.0, k)], axis=1
+        )
         shown[:, 0] = np.where(selection == 1, ground[:, 0], shown[:, 0])  # red is never shifted sideways
-        hidden = ground + np.stack([np.zeros(k), np.full(k, HIDDEN_BLOCK_Y), rng.uniform(-5.0, 5.0, k)], axis=1)
+        hidden = ground + np.stack(
+            [np.zeros(k), np.full(k, HIDDEN_BLOCK_Y), rng.uniform(-5.0, 5.0, k)], axis=1
+        )
         red_shown = (selection == 1)[:, None]
         self.orange_block[agents] = np.where(red_shown, hidden, shown)
         self.red_block[agents] = np.where(red_shown, shown, hidden)

@@ -24,6 +24,7 @@ coefficient (0.6 + dynamic_friction) / 2 (0.3 by default; the spec flags the
 missing ground material as uncertain). MuJoCo has one friction coefficient, so
 ``static_friction`` is accepted and stored but the dynamic value is used for both.
 """
+
 from __future__ import annotations
 
 import mujoco
@@ -137,7 +138,9 @@ class PushBlockWorld(PlanarWorld):
             static.extend(wall_prisms(WALLS, origin, i))
             bodies.append(
                 f'<body name="goal_body{i}" mocap="true" pos="{origin[0]} {origin[2]} 0">'
-                + prism_geom(f"goal{i}", (0.0, 0.0), (GOAL[1][0], GOAL[1][2]), gap=EVENT_RELEASE, **STATIC_COLLIDER)
+                + prism_geom(
+                    f"goal{i}", (0.0, 0.0), (GOAL[1][0], GOAL[1][2]), gap=EVENT_RELEASE, **STATIC_COLLIDER
+                )
                 + "</body>"
             )
         for i in range(self.num_areas):
@@ -148,7 +151,9 @@ class PushBlockWorld(PlanarWorld):
                 + f'<inertial pos="0 0 0" mass="{AGENT_MASS}" diaginertia="1 1 1"/>'
                 f'<body name="agent_frame{i}">'
                 + prism_geom(f"agent_box{i}", (0.0, 0.0), (AGENT_HALF[0], AGENT_HALF[2]), mass=0)
-                + prism_geom(f"nose{i}", (NOSE_CENTER[0], NOSE_CENTER[2]), (NOSE_HALF[0], NOSE_HALF[2]), mass=0)
+                + prism_geom(
+                    f"nose{i}", (NOSE_CENTER[0], NOSE_CENTER[2]), (NOSE_HALF[0], NOSE_HALF[2]), mass=0
+                )
                 + "</body></body>"
                 f'<body name="block_body{i}" pos="0 0 {BLOCK_HEIGHT}">'
                 + PLANAR_SLIDES
@@ -243,9 +248,15 @@ class PushBlock(Scene):
     @classmethod
     def spec(cls) -> SceneSpec:
         return one_brain_spec(
-            cls.brain_name, OBSERVATION_SIZE, stacked=3, num_actions=7,
-            num_agents=NUM_AGENTS, max_step=MAX_STEP, decision_interval=DECISION_INTERVAL,
-            reset_parameters=dict(RESET_PARAMETERS), training_configuration=EngineConfiguration(400, 300, 0, 15.0, 60),
+            cls.brain_name,
+            OBSERVATION_SIZE,
+            stacked=3,
+            num_actions=7,
+            num_agents=NUM_AGENTS,
+            max_step=MAX_STEP,
+            decision_interval=DECISION_INTERVAL,
+            reset_parameters=dict(RESET_PARAMETERS),
+            training_configuration=EngineConfiguration(400, 300, 0, 15.0, 60),
         )
 
     def initialize(self) -> None:
@@ -256,8 +267,12 @@ class PushBlock(Scene):
         self.static_friction = np.full(n, RESET_PARAMETERS["static_friction"])
         self.cast_world = CastWorld()
         # moving boxes first: goals [0, n), blocks [n, 2n)
-        self.cast_world.add_boxes(self.world.goal_centers(), np.tile(GOAL[1], (n, 1)), 0.0, "goal", self.areas)
-        self.cast_world.add_boxes(self.world.block_positions, self._block_half_extents(), 0.0, "block", self.areas)
+        self.cast_world.add_boxes(
+            self.world.goal_centers(), np.tile(GOAL[1], (n, 1)), 0.0, "goal", self.areas
+        )
+        self.cast_world.add_boxes(
+            self.world.block_positions, self._block_half_extents(), 0.0, "block", self.areas
+        )
         add_area_boxes(self.cast_world, self.origins, WALLS, "wall", self.areas)
         add_area_boxes(self.cast_world, self.origins, [GROUND], "ground", self.areas)
         self.sensor = RayPerception(RAY_DISTANCE, RAY_ANGLES, DETECTABLE_TAGS)
@@ -283,7 +298,9 @@ class PushBlock(Scene):
             point = self.origins[areas] + np.stack([offset[:, 0], np.ones(m), offset[:, 1]], axis=1)
             xz, clear = point[:, [0, 2]], np.full((m, 2), SPAWN_CLEARANCE)
             goal_half = np.tile([GOAL[1][0], GOAL[1][2]], (m, 1))
-            blocked = rectangles_overlap(xz, clear, w.goal_centers(areas)[:, [0, 2]], goal_half, w.area_yaws[areas])
+            blocked = rectangles_overlap(
+                xz, clear, w.goal_centers(areas)[:, [0, 2]], goal_half, w.area_yaws[areas]
+            )
             block_xz = w.block_positions[areas][:, [0, 2]]
             blocked |= rectangles_overlap(xz, clear, block_xz, w.block_halves[areas], np.zeros(m))
             agent_xz, yaw = w.agent_positions[areas][:, [0, 2]], w.agent_yaws[areas]

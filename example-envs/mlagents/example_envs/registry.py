@@ -3,6 +3,7 @@
 The launchers in example-envs/builds/ and the benchmarks look scenes up here.
 Imports are lazy so that starting one build does not import every scene.
 """
+
 from __future__ import annotations
 
 import importlib

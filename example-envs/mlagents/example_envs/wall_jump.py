@@ -16,6 +16,7 @@ strafe left/right (replaces forward/back), jump.
 Rewards: -0.0005 every physics step; +1 (SetReward) standing in the goal; -1 (SetReward) when the
 agent or the block leaves the platform. The dynamics run in :class:`WallJumpWorld` (MuJoCo).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -116,7 +117,12 @@ class WallJump(Scene):
             # The prefab's brain is empty; every agent gets its brain on its first physics tick
             # (pre_step), before the first observation is collected.
             agents=[
-                AgentGroup(brain=SMALL_BRAIN, count=NUM_AGENTS, max_step=MAX_STEP, decision_interval=DECISION_INTERVAL)
+                AgentGroup(
+                    brain=SMALL_BRAIN,
+                    count=NUM_AGENTS,
+                    max_step=MAX_STEP,
+                    decision_interval=DECISION_INTERVAL,
+                )
             ],
             reset_parameters=dict(RESET_PARAMETERS),
             training_configuration=EngineConfiguration(80, 80, 1, 100.0, -1),
@@ -141,15 +147,21 @@ class WallJump(Scene):
 
         # What the ray sensors see, in the area frame; rays only see their own area (group).
         cast = CastWorld()
-        cast.add_boxes(np.tile(GROUND_CENTER, (n, 1)), np.tile(GROUND_HALF, (n, 1)), 0.0, "walkableSurface", areas)
+        cast.add_boxes(
+            np.tile(GROUND_CENTER, (n, 1)), np.tile(GROUND_HALF, (n, 1)), 0.0, "walkableSurface", areas
+        )
         wall_center = (WALL_CENTER_XZ[0], 0.0, WALL_CENTER_XZ[1])
-        self._wall_box = cast.add_boxes(np.tile(wall_center, (n, 1)), self._wall_half_extents(), 0.0, "wall", areas)
+        self._wall_box = cast.add_boxes(
+            np.tile(wall_center, (n, 1)), self._wall_half_extents(), 0.0, "wall", areas
+        )
         cast.add_boxes(np.tile(GOAL_CENTER, (n, 1)), np.tile(GOAL_HALF, (n, 1)), 0.0, "goal", areas)
         blocks = self.world.block_positions()
         self._block_box = cast.add_boxes(blocks, np.tile(BLOCK_HALF, (n, 1)), 0.0, "block", areas)
         self.cast_world = cast
         self._lower_rays = RayPerception(RAY_DISTANCE, RAY_ANGLES, DETECTABLE_TAGS)
-        self._upper_rays = RayPerception(RAY_DISTANCE, RAY_ANGLES, DETECTABLE_TAGS, UPPER_RAY_OFFSET, UPPER_RAY_OFFSET)
+        self._upper_rays = RayPerception(
+            RAY_DISTANCE, RAY_ANGLES, DETECTABLE_TAGS, UPPER_RAY_OFFSET, UPPER_RAY_OFFSET
+        )
 
     def _wall_half_extents(self) -> np.ndarray:
         half = np.tile([WALL_HALF_XZ[0], 0.0, WALL_HALF_XZ[1]], (self.world.num_areas, 1))
@@ -193,13 +205,17 @@ class WallJump(Scene):
             return
         self._reset_blocks(agents)
         x = 2.0 * AGENT_SPAWN_HALF_WIDTH * (self.academy.rng.random(k) - 0.5)
-        self.world.place_agents(agents, np.stack([x, np.full(k, AGENT_SPAWN_Y), np.full(k, AGENT_SPAWN_Z)], axis=1))
+        self.world.place_agents(
+            agents, np.stack([x, np.full(k, AGENT_SPAWN_Y), np.full(k, AGENT_SPAWN_Z)], axis=1)
+        )
         self._pending_configuration[agents] = self.academy.rng.integers(0, NUM_CONFIGURATIONS, size=k)
         self._observations = None
 
     def _reset_blocks(self, agents: np.ndarray) -> None:
         extent = np.array(SPAWN_VOLUME_EXTENT_XZ)
-        xz = np.array(SPAWN_VOLUME_CENTER_XZ) + self.academy.rng.uniform(-extent, extent, size=(agents.size, 2))
+        xz = np.array(SPAWN_VOLUME_CENTER_XZ) + self.academy.rng.uniform(
+            -extent, extent, size=(agents.size, 2)
+        )
         self.world.place_blocks(agents, xz)
         self._observations = None
 

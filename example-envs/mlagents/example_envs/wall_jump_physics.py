@@ -45,6 +45,7 @@ Queries the agent script makes (ground checks, "is there anything below me", tri
 with the goal) are answered analytically over the axis-aligned boxes of each area, vectorized
 over agents, instead of with per-agent ray casts.
 """
+
 from __future__ import annotations
 
 import mujoco
@@ -125,15 +126,16 @@ def _model_xml(num_areas: int) -> str:
             f'<geom name="agent{i}" type="box" size="{_vec((AGENT_HALF,) * 3)}" mass="{AGENT_MASS}"/></body>'
         )
         pairs.extend(
-            f'<pair geom1="{a}{i}" geom2="{b}{i}" condim="1" solref="{_vec(CONTACT_SOLREF)}"/>' for a, b in _PAIRS
+            f'<pair geom1="{a}{i}" geom2="{b}{i}" condim="1" solref="{_vec(CONTACT_SOLREF)}"/>'
+            for a, b in _PAIRS
         )
     return (
         '<mujoco model="WallJump">'
         f'<option timestep="{TIMESTEP}" gravity="0 {-GRAVITY} 0"/>'
         # no automatic collisions: only the explicit pairs below, so areas never interact
         '<default><geom contype="0" conaffinity="0"/></default>'
-        f'<worldbody>{"".join(bodies)}</worldbody>'
-        f'<contact>{"".join(pairs)}</contact>'
+        f"<worldbody>{''.join(bodies)}</worldbody>"
+        f"<contact>{''.join(pairs)}</contact>"
         "</mujoco>"
     )
 
@@ -190,14 +192,18 @@ def small_grounded(positions: np.ndarray, centers: np.ndarray, halves: np.ndarra
     return down_ray_hits(origins, centers, halves, SMALL_CHECK_LENGTH, [0, 1, 2])
 
 
-def large_grounded(positions: np.ndarray, yaws: np.ndarray, centers: np.ndarray, halves: np.ndarray) -> np.ndarray:
+def large_grounded(
+    positions: np.ndarray, yaws: np.ndarray, centers: np.ndarray, halves: np.ndarray
+) -> np.ndarray:
     """DoGroundCheck(false): a box of half size (0.475, 0.5, 0.475), centred 0.05 below the agent
     and turned with it (``yaws`` ``(k,)`` degrees), overlaps the floor, the wall or the block.
     :returns: bool ``(k,)``."""
     c, h = centers[:, :3], halves[:, :3]
     probe_y = positions[:, 1] - SMALL_CHECK_OFFSET
     vertical = np.abs(probe_y[:, None] - c[..., 1]) < LARGE_CHECK_HALF[1] + h[..., 1]
-    planar = _overlap_xz(positions[:, None, 0::2], yaws[:, None], LARGE_CHECK_HALF[0], c[..., 0::2], h[..., 0::2])
+    planar = _overlap_xz(
+        positions[:, None, 0::2], yaws[:, None], LARGE_CHECK_HALF[0], c[..., 0::2], h[..., 0::2]
+    )
     return np.any(vertical & planar, axis=1)
 
 
@@ -294,7 +300,9 @@ class WallJumpWorld:
 
     def agent_yaws(self, areas: np.ndarray | None = None) -> np.ndarray:
         """Agent yaws ``(k,)`` in degrees (Unity convention, not wrapped)."""
-        return np.degrees(self.data.qpos[self._agent_qpos[:, 3] if areas is None else self._agent_qpos[areas, 3]])
+        return np.degrees(
+            self.data.qpos[self._agent_qpos[:, 3] if areas is None else self._agent_qpos[areas, 3]]
+        )
 
     def agent_velocities(self, areas: np.ndarray | None = None) -> np.ndarray:
         """Agent linear velocities ``(k, 3)`` (m/s)."""
@@ -331,7 +339,9 @@ class WallJumpWorld:
 
     def set_agent_yaws(self, areas: np.ndarray | None, yaw_deg: np.ndarray | float) -> None:
         """Turn agents to ``yaw_deg`` (degrees; a teleport, the angular velocity is kept)."""
-        self.data.qpos[self._agent_qpos[:, 3] if areas is None else self._agent_qpos[areas, 3]] = np.radians(yaw_deg)
+        self.data.qpos[self._agent_qpos[:, 3] if areas is None else self._agent_qpos[areas, 3]] = np.radians(
+            yaw_deg
+        )
 
     def place_blocks(self, areas: np.ndarray, xz: np.ndarray) -> None:
         """Teleport blocks to ``xz`` ``(k, 2)`` (centre height stays 1.5) and stop them."""
@@ -439,4 +449,6 @@ class WallJumpWorld:
             else:
                 self.data.qvel[self._block_dof[areas]] += first_dv[:, [0, 2]]
             if second == "block":
-                self.data.qvel[self._block_dof[areas]] += (impulse / BLOCK_MASS)[:, None] * direction[:, [0, 2]]
+                self.data.qvel[self._block_dof[areas]] += (impulse / BLOCK_MASS)[:, None] * direction[
+                    :, [0, 2]
+                ]

@@ -1,8 +1,9 @@
 """``ActionFlattener``: a branched discrete action space seen as one ``Discrete`` space."""
+
 import itertools
 from collections.abc import Sequence
 from numbers import Integral
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -27,16 +28,16 @@ class ActionFlattener:
 
     def __init__(self, branched_action_space: Sequence[int]) -> None:
         self._action_shape = list(branched_action_space)
-        self.action_lookup: Dict[int, List[int]] = self._create_lookup(self._action_shape)
+        self.action_lookup: dict[int, list[int]] = self._create_lookup(self._action_shape)
         self.action_space = spaces.Discrete(len(self.action_lookup))
 
     @classmethod
-    def _create_lookup(cls, branched_action_space: Sequence[int]) -> Dict[int, List[int]]:
+    def _create_lookup(cls, branched_action_space: Sequence[int]) -> dict[int, list[int]]:
         """index -> one action per branch, for every combination (``prod(sizes)`` entries)."""
         combinations = itertools.product(*(range(size) for size in branched_action_space))
         return {index: list(combination) for index, combination in enumerate(combinations)}
 
-    def lookup_action(self, action: Any) -> List[int]:
+    def lookup_action(self, action: Any) -> list[int]:
         """The branch actions of the flattened action ``action``.
 
         :param action: an integer in ``[0, action_space.n)``: a Python or numpy integer, a 0-d array,
@@ -54,7 +55,7 @@ class ActionFlattener:
         return self.action_lookup[key]
 
 
-def _as_index(action: Any) -> Optional[int]:
+def _as_index(action: Any) -> int | None:
     """``action`` as an int when it holds an integer value (bool excluded), else None."""
     if isinstance(action, (bool, np.bool_)):
         return None

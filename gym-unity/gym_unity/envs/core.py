@@ -4,25 +4,26 @@ of the original ``UnityEnv``, the action space, the agent-count rule and the obs
 The API shape (what ``reset``/``step`` take and return) lives in ``unity_env.py`` (classic gym,
 4-tuple ``step``) and ``gymnasium_env.py`` (Gymnasium, 5-tuple ``step``).
 """
+
 import contextlib
 import logging
 from collections.abc import Iterator, Sequence
-from typing import Any, Dict, List, Optional, TypedDict, Union
+from typing import Any, TypedDict
 
 import numpy as np
 from gymnasium import spaces
-from mlagents.envs.brain import BrainInfo, BrainParameters
-from mlagents.envs.environment import UnityEnvironment
 
 from gym_unity.envs.action_flattener import ActionFlattener
 from gym_unity.envs.exception import UnityGymException
+from mlagents.envs.brain import BrainInfo, BrainParameters
+from mlagents.envs.environment import UnityEnvironment
 
 logger = logging.getLogger("gym_unity")
 
 #: Largest seed the wire carries (``UnityRLInitializationInput.seed`` is an int32).
 MAX_UNITY_SEED = 2**31 - 1
 
-ActionSpace = Union[spaces.Discrete, spaces.MultiDiscrete, spaces.Box]
+ActionSpace = spaces.Discrete | spaces.MultiDiscrete | spaces.Box
 
 
 class LaunchOptions(TypedDict, total=False):
@@ -45,9 +46,9 @@ class LaunchOptions(TypedDict, total=False):
     seed: int
     timeout_wait: float
     exchange_timeout: float
-    args: Optional[Sequence[str]]
+    args: Sequence[str] | None
     train_mode: bool
-    log_dir: Optional[str]
+    log_dir: str | None
 
 
 LAUNCH_DEFAULTS: LaunchOptions = {
@@ -90,7 +91,7 @@ class UnityGymCore:
 
     def _start(
         self,
-        environment_filename: Optional[str],
+        environment_filename: str | None,
         worker_id: int,
         use_visual: bool,
         uint8_visual: bool,
@@ -125,11 +126,11 @@ class UnityGymCore:
         self._log_dir = options["log_dir"]
         self._multiagent = multiagent
         self._allow_multiple_visual_obs = allow_multiple_visual_obs
-        self._flattener: Optional[ActionFlattener] = None
+        self._flattener: ActionFlattener | None = None
         self._closed = False
         self.visual_obs: Any = None
-        self._current_state: Optional[BrainInfo] = None
-        self._n_agents: Optional[int] = None
+        self._current_state: BrainInfo | None = None
+        self._n_agents: int | None = None
         self.game_over = False
 
         self._env = self._launch(_unity_seed(options["seed"]))
@@ -232,7 +233,7 @@ class UnityGymCore:
     # ----------------------------------------------------------------------------------------------
     # Talking to the environment
 
-    def _reset_brain(self, config: Optional[Dict[str, float]] = None) -> BrainInfo:
+    def _reset_brain(self, config: dict[str, float] | None = None) -> BrainInfo:
         """Reset the environment; the new decision of our brain (agent count checked by callers)."""
         self._require_open()
         info = self._brain_info(self._env.reset(config=config, train_mode=self._train_mode))
@@ -251,7 +252,7 @@ class UnityGymCore:
         self._current_state = info
         return info
 
-    def _brain_info(self, all_brain_info: Dict[str, BrainInfo]) -> BrainInfo:
+    def _brain_info(self, all_brain_info: dict[str, BrainInfo]) -> BrainInfo:
         try:
             return all_brain_info[self.brain_name]
         except KeyError:
@@ -266,7 +267,7 @@ class UnityGymCore:
             if not isinstance(action, list):
                 raise UnityGymException("The environment was expecting `action` to be a list.")
             if len(action) != self._n_agents:
-                raise UnityGymException("The environment was expecting a list of {} actions.".format(self._n_agents))
+                raise UnityGymException(f"The environment was expecting a list of {self._n_agents} actions.")
             if self._flattener is not None:
                 action = [self._flattener.lookup_action(one) for one in action]
             return np.array(action)
@@ -292,10 +293,12 @@ class UnityGymCore:
                     "The gym wrapper needs its agent(s) to decide at every step of the environment."
                 )
             self._n_agents = n_agents
-            logger.info("{} agents within environment.".format(n_agents))
+            logger.info(f"{n_agents} agents within environment.")
         elif self._n_agents != n_agents:
             raise UnityGymException(
-                self._agent_count_changed_message.format(n=n_agents, expected=self._n_agents, brain=self.brain_name)
+                self._agent_count_changed_message.format(
+                    n=n_agents, expected=self._n_agents, brain=self.brain_name
+                )
             )
 
     # ----------------------------------------------------------------------------------------------
@@ -307,7 +310,7 @@ class UnityGymCore:
             return (255.0 * single_visual_obs).astype(np.uint8)
         return single_visual_obs
 
-    def _preprocess_multi(self, multiple_visual_obs: List[List[np.ndarray]]) -> List[List[np.ndarray]]:
+    def _preprocess_multi(self, multiple_visual_obs: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
         """Every camera's per-agent images through ``_preprocess_single`` (list over cameras)."""
         return [[self._preprocess_single(image) for image in camera] for camera in multiple_visual_obs]
 
@@ -315,7 +318,7 @@ class UnityGymCore:
     # Shared members
 
     @property
-    def brain_info(self) -> Optional[BrainInfo]:
+    def brain_info(self) -> BrainInfo | None:
         """The last ``BrainInfo`` of the wrapped brain (after the last reset or step)."""
         return self._current_state
 
@@ -325,11 +328,11 @@ class UnityGymCore:
         return self._env
 
     @property
-    def number_agents(self) -> Optional[int]:
+    def number_agents(self) -> int | None:
         """Number of agents of the brain (fixed at the first reset)."""
         return self._n_agents
 
-    def get_action_meanings(self) -> List[str]:
+    def get_action_meanings(self) -> list[str]:
         """The brain's ``vector_action_descriptions``."""
         return self.action_meanings
 

@@ -1,4 +1,5 @@
 """The one error type of the gym wrapper."""
+
 from gymnasium import error
 
 

@@ -5,16 +5,17 @@
 the observations, ``render_mode``. It passes ``gymnasium.utils.env_checker.check_env`` and
 stable-baselines3 trains on it as it is.
 """
+
 import logging
-from typing import Any, Dict, Optional, Tuple, Unpack
+from typing import Any, Unpack
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
-from mlagents.envs.brain import BrainInfo
 
 from gym_unity.envs.core import LaunchOptions, UnityGymCore, _unity_seed
 from gym_unity.envs.exception import UnityGymException
+from mlagents.envs.brain import BrainInfo
 
 logger = logging.getLogger("gym_unity")
 
@@ -85,7 +86,7 @@ class UnityGymnasiumEnv(UnityGymCore, gymnasium.Env):
 
     def __init__(
         self,
-        environment_filename: Optional[str],
+        environment_filename: str | None,
         worker_id: int = 0,
         *,
         use_visual: bool = False,
@@ -93,7 +94,7 @@ class UnityGymnasiumEnv(UnityGymCore, gymnasium.Env):
         flatten_branched: bool = False,
         no_graphics: bool = False,
         allow_multiple_visual_obs: bool = False,
-        render_mode: Optional[str] = None,
+        render_mode: str | None = None,
         **launch: Unpack[LaunchOptions],
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -143,8 +144,8 @@ class UnityGymnasiumEnv(UnityGymCore, gymnasium.Env):
     # Gymnasium API
 
     def reset(
-        self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None
-    ) -> Tuple[Any, Dict[str, Any]]:
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
         """Start a new episode (an Academy reset).
 
         :param seed: restart the environment with this seed first (see the class documentation).
@@ -162,7 +163,7 @@ class UnityGymnasiumEnv(UnityGymCore, gymnasium.Env):
         self._check_agents(len(info.agents))
         return self._observation(info), self._info(info)
 
-    def step(self, action: Any) -> Tuple[Any, float, bool, bool, Dict[str, Any]]:
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """Apply ``action`` and run the environment to the agent's next decision.
 
         :param action: an element of ``action_space``.
@@ -181,7 +182,7 @@ class UnityGymnasiumEnv(UnityGymCore, gymnasium.Env):
         self.game_over = terminated or truncated
         return self._observation(info), float(info.rewards[0]), terminated, truncated, self._info(info)
 
-    def render(self) -> Optional[np.ndarray]:
+    def render(self) -> np.ndarray | None:
         """The first camera's last image as uint8 ``(height, width, 3)`` (render_mode "rgb_array"),
         or None when no render mode was chosen."""
         if self.render_mode is None:
@@ -247,7 +248,7 @@ class UnityGymnasiumEnv(UnityGymCore, gymnasium.Env):
         return image.astype(np.float32)
 
     @staticmethod
-    def _info(info: BrainInfo) -> Dict[str, Any]:
+    def _info(info: BrainInfo) -> dict[str, Any]:
         return {"text_observation": info.text_observations[0], "max_step_reached": bool(info.max_reached[0])}
 
 
@@ -255,7 +256,7 @@ def _camera_key(camera: int) -> str:
     return f"camera_{camera}"
 
 
-def _reset_config(options: Optional[Dict[str, Any]]) -> Optional[Dict[str, float]]:
+def _reset_config(options: dict[str, Any] | None) -> dict[str, float] | None:
     """The reset parameters in ``options`` (None when there are none).
 
     :raises UnityGymException: ``options`` is not a dict or has a key other than ``"config"``.
@@ -271,5 +272,7 @@ def _reset_config(options: Optional[Dict[str, Any]]) -> Optional[Dict[str, float
         )
     config = options.get("config")
     if config is not None and not isinstance(config, dict):
-        raise UnityGymException(f"reset(options={{'config': ...}}) takes a dict, got {type(config).__name__}.")
+        raise UnityGymException(
+            f"reset(options={{'config': ...}}) takes a dict, got {type(config).__name__}."
+        )
     return config

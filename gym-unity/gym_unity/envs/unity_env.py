@@ -6,23 +6,24 @@ subclass (nor a ``gymnasium.Env``: Gymnasium's wrappers and checkers expect the 
 spaces are Gymnasium spaces, which behave like gym's (``sample()``, ``contains()``, ``n``,
 ``shape``). For today's libraries (stable-baselines3, Gymnasium wrappers) use ``UnityGymnasiumEnv``.
 """
+
 import logging
-from typing import Any, Dict, List, Optional, Tuple, Unpack
+from typing import Any, Unpack
 
 import numpy as np
 from gymnasium import spaces
-from mlagents.envs.brain import BrainInfo
 
 from gym_unity.envs.action_flattener import ActionFlattener
 from gym_unity.envs.core import ActionSpace, LaunchOptions, UnityGymCore
 from gym_unity.envs.exception import UnityGymException
+from mlagents.envs.brain import BrainInfo
 
 logging.basicConfig(level=logging.INFO)
 logger = logging.getLogger("gym_unity")
 
 __all__ = ["UnityEnv", "UnityGymException", "ActionFlattener"]
 
-GymStepResult = Tuple[Any, Any, Any, Dict[str, Any]]
+GymStepResult = tuple[Any, Any, Any, dict[str, Any]]
 
 
 class UnityEnv(UnityGymCore):
@@ -63,7 +64,7 @@ class UnityEnv(UnityGymCore):
 
     def __init__(
         self,
-        environment_filename: Optional[str],
+        environment_filename: str | None,
         worker_id: int = 0,
         use_visual: bool = False,
         uint8_visual: bool = False,
@@ -85,7 +86,9 @@ class UnityEnv(UnityGymCore):
             launch,
         )
         if self.use_visual:
-            self._observation_space: spaces.Box = spaces.Box(0, 1, dtype=np.float32, shape=self._camera_shape(0))
+            self._observation_space: spaces.Box = spaces.Box(
+                0, 1, dtype=np.float32, shape=self._camera_shape(0)
+            )
         else:
             high = np.full(self._brain.vector_observation_space_size, np.inf, dtype=np.float32)
             self._observation_space = spaces.Box(-high, high, dtype=np.float32)
@@ -160,7 +163,7 @@ class UnityEnv(UnityGymCore):
         """The last visual observation returned (None without ``use_visual``)."""
         return self.visual_obs
 
-    def seed(self, seed: Optional[int] = None) -> None:
+    def seed(self, seed: int | None = None) -> None:
         """Unity environments cannot be seeded after start-up (pass ``seed=`` to the constructor)."""
         logger.warning("Could not seed environment %s", self.name)
         return None
@@ -172,11 +175,11 @@ class UnityEnv(UnityGymCore):
         self.close()
 
     @property
-    def metadata(self) -> Dict[str, List[str]]:
+    def metadata(self) -> dict[str, list[str]]:
         return {"render.modes": ["rgb_array"]}
 
     @property
-    def reward_range(self) -> Tuple[float, float]:
+    def reward_range(self) -> tuple[float, float]:
         return -float("inf"), float("inf")
 
     @property
@@ -194,4 +197,3 @@ class UnityEnv(UnityGymCore):
     @property
     def unwrapped(self) -> "UnityEnv":
         return self
-

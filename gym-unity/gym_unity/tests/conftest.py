@@ -1,5 +1,6 @@
 """Fixtures of the gym_unity tests: free ports, example builds, test-scene builds, and environments
 that are closed after each test with a check that no build process is left behind."""
+
 import os
 import socket
 import stat
@@ -7,7 +8,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, List
+from typing import Any
 
 import pytest
 
@@ -26,7 +27,7 @@ def find_free_port() -> int:
         return probe.getsockname()[1]
 
 
-def processes_on_port(port: int) -> List[int]:
+def processes_on_port(port: int) -> list[int]:
     """Pids of live processes started with ``--port <port>`` (the builds of that port)."""
     found = []
     for entry in os.listdir("/proc"):
@@ -94,8 +95,8 @@ def make_env() -> Iterator[Callable[..., Any]]:
     Every environment is closed at the end of the test, and no build process of its port may
     survive (also for environments whose constructor raised).
     """
-    created: List[Any] = []
-    ports: List[int] = []
+    created: list[Any] = []
+    ports: list[int] = []
 
     def make(env_class: type, build: str, **kwargs: Any) -> Any:
         kwargs.setdefault("base_port", find_free_port())

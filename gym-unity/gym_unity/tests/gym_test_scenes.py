@@ -5,9 +5,11 @@ black-and-white cameras, stacked observations, two brains, no external brain, a 
 count, agent and Academy step limits. ``scene_build.py`` runs one of them as a build. Most scenes
 echo the last action in the observation, so a test can see what reached the environment.
 """
+
 from __future__ import annotations
 
 import numpy as np
+
 from mlagents.example_envs.sdk.scene import AgentGroup, BrainSpec, CameraResolution, Scene, SceneSpec
 
 BRANCHES = (3, 3, 3, 2)
@@ -194,7 +196,9 @@ class ChangingAgents(EchoScene):
         )
 
     def pre_step(self) -> None:
-        count = CHANGING_AGENTS if self.academy.step_count < CHANGING_AGENTS_FULL_STEPS else CHANGING_AGENTS - 1
+        count = (
+            CHANGING_AGENTS if self.academy.step_count < CHANGING_AGENTS_FULL_STEPS else CHANGING_AGENTS - 1
+        )
         self.academy.request_decision(np.arange(count))
 
 

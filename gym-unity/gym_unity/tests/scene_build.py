@@ -4,12 +4,13 @@ Runs one scene of ``gym_test_scenes`` through the example SDK's command line, ex
 example build runs a registered scene (same gRPC client, same flags). The ``<Name>.x86_64``
 launchers that the tests hand to UnityEnvironment exec this script.
 """
+
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from mlagents.example_envs.sdk.cli import main  # noqa: E402  (after the path is set)
+from mlagents.example_envs.sdk.cli import main
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:

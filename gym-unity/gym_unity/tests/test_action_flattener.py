@@ -1,4 +1,5 @@
 """ActionFlattener: the enumeration order, the lookup and its errors (no environment needed)."""
+
 import itertools
 
 import numpy as np

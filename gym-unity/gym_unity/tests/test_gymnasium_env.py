@@ -1,5 +1,6 @@
 """UnityGymnasiumEnv on real builds over real gRPC: Gymnasium's checker, spaces and dtypes,
 terminated vs truncated, seeding by restart, reset options, rendering, action checks, errors."""
+
 import itertools
 import logging
 import os
@@ -13,9 +14,9 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 from gymnasium.utils.env_checker import check_env
-from mlagents.envs.exception import UnityEnvironmentException
 
 from gym_unity.envs import UnityGymException, UnityGymnasiumEnv
+from mlagents.envs.exception import UnityEnvironmentException
 
 # What check_env says about any environment with unbounded vector observations or without a
 # registered spec; everything else it could say is a failure.
@@ -32,7 +33,9 @@ def checked(env: UnityGymnasiumEnv) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         check_env(env)
-    unexpected = [str(w.message) for w in caught if not any(a in str(w.message) for a in ACCEPTED_CHECKER_WARNINGS)]
+    unexpected = [
+        str(w.message) for w in caught if not any(a in str(w.message) for a in ACCEPTED_CHECKER_WARNINGS)
+    ]
     assert unexpected == []
 
 
@@ -71,7 +74,11 @@ def test_gridworld_passes_the_checker(make_env, example_build, options):
     assert observation.dtype == dtype and observation in env.observation_space
     frame = env.render()
     assert frame.dtype == np.uint8 and frame.shape == (84, 84, 3)
-    expected = observation if dtype == np.uint8 else (255.0 * env.brain_info.visual_observations[0][0]).astype(np.uint8)
+    expected = (
+        observation
+        if dtype == np.uint8
+        else (255.0 * env.brain_info.visual_observations[0][0]).astype(np.uint8)
+    )
     np.testing.assert_array_equal(frame, expected)
 
 
@@ -93,7 +100,11 @@ def test_branched_actions(make_env, scene_build, flatten_branched):
 
 def test_several_cameras_as_a_dict(make_env, scene_build):
     env = make_env(
-        UnityGymnasiumEnv, scene_build("Cameras"), use_visual=True, uint8_visual=True, allow_multiple_visual_obs=True
+        UnityGymnasiumEnv,
+        scene_build("Cameras"),
+        use_visual=True,
+        uint8_visual=True,
+        allow_multiple_visual_obs=True,
     )
     assert env.observation_space == spaces.Dict(
         {

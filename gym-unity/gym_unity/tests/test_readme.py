@@ -1,4 +1,5 @@
 """The Python examples of gym-unity/README.md stay valid code that uses only what gym_unity exports."""
+
 import ast
 import re
 from pathlib import Path

@@ -1,4 +1,5 @@
 """stable-baselines3 2.x trains on UnityGymnasiumEnv unchanged (PPO on the Basic example build)."""
+
 import numpy as np
 import pytest
 

@@ -1,5 +1,6 @@
 """UnityEnv (classic gym API) on real builds over real gRPC: spaces, reset/step results, visual
 observations, branched actions with and without flattening, multi-agent lists, episode ends."""
+
 import itertools
 import logging
 
@@ -7,10 +8,10 @@ import gym_test_scenes as scenes
 import numpy as np
 import pytest
 from gymnasium import spaces
-from mlagents.envs.brain import BrainInfo
-from mlagents.envs.exception import UnityActionException
 
 from gym_unity.envs import UnityEnv, UnityGymException
+from mlagents.envs.brain import BrainInfo
+from mlagents.envs.exception import UnityActionException
 
 BASIC_START = 10
 STEPS_TO_LARGE_GOAL = 7
@@ -94,7 +95,7 @@ def test_gridworld_visual(make_env, example_build, uint8_visual):
         assert observation.max() > 1
     else:
         assert observation.dtype == np.float64
-        assert 0.0 <= observation.min() and observation.max() <= 1.0
+        assert observation.min() >= 0.0 and observation.max() <= 1.0
     observation, reward, done, info = env.step(1)
     assert observation.shape == (84, 84, 3)
     assert env.render() is observation
@@ -120,7 +121,9 @@ def test_several_cameras_without_allow_multiple_warns_and_gives_the_first(make_e
 
 
 def test_several_cameras_with_allow_multiple(make_env, scene_build):
-    env = make_env(UnityEnv, scene_build("Cameras"), use_visual=True, allow_multiple_visual_obs=True, uint8_visual=True)
+    env = make_env(
+        UnityEnv, scene_build("Cameras"), use_visual=True, allow_multiple_visual_obs=True, uint8_visual=True
+    )
     assert env.observation_space.shape == (12, 16, 1)  # camera 0, as in the original
     observation, _, _, _ = env.step(1)
     assert isinstance(observation, list) and len(observation) == 2
@@ -195,7 +198,9 @@ def test_multiagent_flattened_branches(make_env, scene_build):
 
 @pytest.mark.parametrize("uint8_visual", [False, True])
 def test_multiagent_visual_is_a_list_per_camera_of_agent_images(make_env, scene_build, uint8_visual):
-    env = make_env(UnityEnv, scene_build("MultiCameras"), use_visual=True, multiagent=True, uint8_visual=uint8_visual)
+    env = make_env(
+        UnityEnv, scene_build("MultiCameras"), use_visual=True, multiagent=True, uint8_visual=uint8_visual
+    )
     observations, _, _, _ = env.step([1, 0, 1])
     assert len(observations) == 2  # cameras
     gray, colour = observations

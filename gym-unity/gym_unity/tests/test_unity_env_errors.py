@@ -2,20 +2,26 @@
 
 The ``make_env`` fixture also checks that a constructor that raises leaves no build running.
 """
+
 import logging
 
 import gym_test_scenes as scenes
 import numpy as np
 import pytest
-from mlagents.envs.exception import UnityActionException, UnityCommunicationException
 
 from gym_unity.envs import UnityEnv, UnityGymException
+from mlagents.envs.exception import UnityActionException, UnityCommunicationException
 
 
 @pytest.mark.parametrize(
     "builder, build, kwargs, message",
     [
-        ("scene_build", "TwoBrains", {}, "There can only be one brain in a UnityEnvironment if it is wrapped in a gym."),
+        (
+            "scene_build",
+            "TwoBrains",
+            {},
+            "There can only be one brain in a UnityEnvironment if it is wrapped in a gym.",
+        ),
         ("scene_build", "NoExternalBrain", {}, "There are not any external brain in the UnityEnvironment"),
         (
             "scene_build",

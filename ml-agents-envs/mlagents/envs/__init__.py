@@ -2,6 +2,6 @@
 
 from .action_info import ActionInfo, ActionInfoOutputs  # noqa: F401
 from .brain import AllBrainInfo, BrainInfo, BrainParameters  # noqa: F401
-from .environment import *  # noqa: F401,F403
-from .exception import *  # noqa: F401,F403
+from .environment import *  # noqa: F403
+from .exception import *  # noqa: F403
 from .policy import Policy  # noqa: F401

@@ -1,8 +1,8 @@
 """What a policy decided for one brain's agents: :class:`ActionInfo`."""
 
-from typing import Any, Dict, NamedTuple, Optional
+from typing import Any, NamedTuple
 
-ActionInfoOutputs = Optional[Dict[str, Any]]
+ActionInfoOutputs = dict[str, Any] | None
 """The policy's raw outputs (e.g. log-probabilities, value estimates per reward stream), or None."""
 
 

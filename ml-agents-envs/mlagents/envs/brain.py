@@ -6,8 +6,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from mlagents.envs.communicator_objects import AgentInfoProto, BrainParametersProto
 from PIL import Image
+
+from mlagents.envs.communicator_objects import AgentInfoProto, BrainParametersProto
 
 logger = logging.getLogger("mlagents.envs")
 
@@ -160,7 +161,10 @@ class BrainInfo:
         self.vector_observations = np.append(self.vector_observations, other.vector_observations, axis=0)
         self.text_observations.extend(other.text_observations)
         self.memories = self.merge_memories(
-            _memories_or_empty(self.memories), _memories_or_empty(other.memories), self.agents or [], other.agents or []
+            _memories_or_empty(self.memories),
+            _memories_or_empty(other.memories),
+            self.agents or [],
+            other.agents or [],
         )
         self.rewards = safe_concat_lists(self.rewards, other.rewards)
         self.local_done = safe_concat_lists(self.local_done, other.local_done)
@@ -169,12 +173,16 @@ class BrainInfo:
         self.previous_vector_actions = safe_concat_np_ndarray(
             self.previous_vector_actions, other.previous_vector_actions
         )
-        self.previous_text_actions = safe_concat_lists(self.previous_text_actions, other.previous_text_actions)
+        self.previous_text_actions = safe_concat_lists(
+            self.previous_text_actions, other.previous_text_actions
+        )
         self.action_masks = safe_concat_np_ndarray(self.action_masks, other.action_masks)
         self.custom_observations = safe_concat_lists(self.custom_observations, other.custom_observations)
 
     @staticmethod
-    def merge_memories(m1: np.ndarray, m2: np.ndarray, agents1: Sequence[Any], agents2: Sequence[Any]) -> np.ndarray:
+    def merge_memories(
+        m1: np.ndarray, m2: np.ndarray, agents1: Sequence[Any], agents2: Sequence[Any]
+    ) -> np.ndarray:
         """Stack two memory matrices row-wise; an empty side becomes zeros ``(its agents, other width)``
         and the narrower side is zero-padded on the right."""
         if len(m1) == 0 and len(m2) != 0:

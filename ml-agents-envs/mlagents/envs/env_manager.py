@@ -6,7 +6,7 @@ in a loop and learn from the returned :class:`StepInfo` transitions.
 """
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional
+from typing import TYPE_CHECKING, NamedTuple
 
 from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.brain import AllBrainInfo, BrainParameters
@@ -25,42 +25,42 @@ class StepInfo(NamedTuple):
         (None right after a reset; brains without a registered policy are absent).
     """
 
-    previous_all_brain_info: Optional[AllBrainInfo]
+    previous_all_brain_info: AllBrainInfo | None
     current_all_brain_info: AllBrainInfo
-    brain_name_to_action_info: Optional[Dict[str, ActionInfo]]
+    brain_name_to_action_info: dict[str, ActionInfo] | None
 
 
 class EnvManager(ABC):
     """Steps one or more environments with the registered policies."""
 
     def __init__(self) -> None:
-        self.policies: Dict[str, Policy] = {}
+        self.policies: dict[str, Policy] = {}
 
     def set_policy(self, brain_name: str, policy: Policy) -> None:
         """Use ``policy`` to decide the actions of the agents of ``brain_name`` from now on."""
         self.policies[brain_name] = policy
 
     @abstractmethod
-    def step(self) -> List[StepInfo]:
+    def step(self) -> list[StepInfo]:
         """Advance the environments and return the transitions that completed (at least one)."""
 
     @abstractmethod
     def reset(
         self,
-        config: Optional[Dict[str, float]] = None,
+        config: dict[str, float] | None = None,
         train_mode: bool = True,
         custom_reset_parameters=None,
-    ) -> List[StepInfo]:
+    ) -> list[StepInfo]:
         """Reset every environment; return one ``StepInfo(None, first_observation, None)`` per environment."""
 
     @property
     @abstractmethod
-    def external_brains(self) -> Dict[str, BrainParameters]:
+    def external_brains(self) -> dict[str, BrainParameters]:
         """The parameters of the brains that Python controls, by brain name."""
 
     @property
     @abstractmethod
-    def reset_parameters(self) -> Dict[str, float]:
+    def reset_parameters(self) -> dict[str, float]:
         """The environment's reset parameters and their current values."""
 
     @abstractmethod
@@ -68,7 +68,7 @@ class EnvManager(ABC):
         """End every environment (and every process started for them)."""
 
 
-def advance_environment(env: "BaseUnityEnvironment", all_action_info: Dict[str, ActionInfo]) -> AllBrainInfo:
+def advance_environment(env: "BaseUnityEnvironment", all_action_info: dict[str, ActionInfo]) -> AllBrainInfo:
     """Step ``env`` with the decided actions, or reset it instead when its episode is over.
 
     An academy that reported ``global_done`` cannot step; as in ML-Agents 0.9 the environment is then

@@ -6,11 +6,12 @@ import logging
 import os
 import platform  # noqa: F401  (re-exported by mlagents.envs, as in 0.9)
 import shutil
-import subprocess  # noqa: F401  (re-exported by mlagents.envs, as in 0.9)
+import subprocess
 import tempfile
 from typing import Any
 
 import numpy as np
+
 from mlagents.envs.base_unity_environment import BaseUnityEnvironment
 from mlagents.envs.brain import AllBrainInfo, BrainInfo, BrainParameters
 from mlagents.envs.communicator import API_VERSION, COMPATIBLE_API_VERSIONS, Communicator
@@ -252,7 +253,9 @@ class UnityEnvironment(BaseUnityEnvironment):
             worker_id, base_port, timeout_wait, exchange_timeout=exchange_timeout, bind_address=bind_address
         )
 
-    def executable_launcher(self, file_name: str, docker_training: bool, no_graphics: bool, args: list[str]) -> None:
+    def executable_launcher(
+        self, file_name: str, docker_training: bool, no_graphics: bool, args: list[str]
+    ) -> None:
         """Find the build of ``file_name`` (see ``process_launcher.resolve_executable``) and start it.
 
         :raises UnityEnvironmentException: no matching build, or it cannot be executed.
@@ -302,7 +305,9 @@ class UnityEnvironment(BaseUnityEnvironment):
     # Reset and step
 
     def __str__(self) -> str:
-        reset_params = "\n\t\t".join(str(k) + " -> " + str(self._resetParameters[k]) for k in self._resetParameters)
+        reset_params = "\n\t\t".join(
+            str(k) + " -> " + str(self._resetParameters[k]) for k in self._resetParameters
+        )
         return (
             f"""Unity Academy name: {self._academy_name}
         Number of Brains: {str(self._num_brains)}
@@ -337,7 +342,9 @@ class UnityEnvironment(BaseUnityEnvironment):
             if (k in self._resetParameters) and (isinstance(config[k], (int, float))):
                 self._resetParameters[k] = config[k]
             elif not isinstance(config[k], (int, float)):
-                raise UnityEnvironmentException(f"The value for parameter '{k}'' must be an Integer or a Float.")
+                raise UnityEnvironmentException(
+                    f"The value for parameter '{k}'' must be an Integer or a Float."
+                )
             else:
                 raise UnityEnvironmentException(f"The parameter '{k}' is not a valid parameter.")
         if not self._loaded:
@@ -387,14 +394,26 @@ class UnityEnvironment(BaseUnityEnvironment):
             )
 
         vector_action = self._per_brain(
-            vector_action, self.SINGLE_BRAIN_ACTION_TYPES, "a keys, and vector_actions as values", "vector_action"
+            vector_action,
+            self.SINGLE_BRAIN_ACTION_TYPES,
+            "a keys, and vector_actions as values",
+            "vector_action",
         )
-        memory = self._per_brain(memory, self.SINGLE_BRAIN_ACTION_TYPES, "as keys and memories as values", "memory")
+        memory = self._per_brain(
+            memory, self.SINGLE_BRAIN_ACTION_TYPES, "as keys and memories as values", "memory"
+        )
         text_action = self._per_brain(
-            text_action, self.SINGLE_BRAIN_TEXT_TYPES, "as keys and text_actions as values", "value", "text_action"
+            text_action,
+            self.SINGLE_BRAIN_TEXT_TYPES,
+            "as keys and text_actions as values",
+            "value",
+            "text_action",
         )
         value = self._per_brain(
-            value, self.SINGLE_BRAIN_ACTION_TYPES, "as keys and state/action value estimates as values", "value"
+            value,
+            self.SINGLE_BRAIN_ACTION_TYPES,
+            "as keys and state/action value estimates as values",
+            "value",
         )
         custom_action = self._per_brain(
             custom_action, (CustomAction,), "as keys and CustomAction instances as values", "custom_action"
@@ -415,7 +434,12 @@ class UnityEnvironment(BaseUnityEnvironment):
         return self._update_state(outputs)
 
     def _per_brain(
-        self, argument: Any, single_types: tuple[type, ...], many_text: str, none_text: str, name: str | None = None
+        self,
+        argument: Any,
+        single_types: tuple[type, ...],
+        many_text: str,
+        none_text: str,
+        name: str | None = None,
     ) -> dict[str, Any]:
         """``argument`` as a (new) dict brain name -> value; a single-brain value is wrapped."""
         name = name or none_text
@@ -525,7 +549,9 @@ class UnityEnvironment(BaseUnityEnvironment):
                     f"The environment sent agents of brain '{brain_name}', which it did not declare at start-up."
                 )
             agent_info_list = output.agentInfos[brain_name].value
-            state[brain_name] = BrainInfo.from_agent_proto(self.worker_id, agent_info_list, self._brains[brain_name])
+            state[brain_name] = BrainInfo.from_agent_proto(
+                self.worker_id, agent_info_list, self._brains[brain_name]
+            )
         return state, output.global_done
 
     @timed
@@ -574,7 +600,9 @@ class UnityEnvironment(BaseUnityEnvironment):
         rl_in.command = 1
         return self.wrap_unity_input(rl_in)
 
-    def send_academy_parameters(self, init_parameters: UnityRLInitializationInput) -> UnityRLInitializationOutput:
+    def send_academy_parameters(
+        self, init_parameters: UnityRLInitializationInput
+    ) -> UnityRLInitializationOutput:
         """Send the seed, return the environment's initialization output."""
         assert self.communicator is not None
         inputs = UnityInput()

@@ -49,7 +49,9 @@ class MockCommunicator(Communicator):
         self.last_input: UnityInput | None = None
 
     def initialize(self, inputs: UnityInput) -> UnityOutput:
-        resolutions = [ResolutionProto(width=30, height=40, gray_scale=False) for _ in range(self.visual_inputs)]
+        resolutions = [
+            ResolutionProto(width=30, height=40, gray_scale=False) for _ in range(self.visual_inputs)
+        ]
         brain = BrainParametersProto(
             vector_observation_size=self.vec_obs_size,
             num_stacked_vector_observations=self.num_stacks,

@@ -11,7 +11,8 @@ The policy contract this relies on (see :class:`~mlagents.envs.policy.Policy`): 
 BrainInfo are independent rows, and every per-agent result has the agents on axis 0.
 """
 
-from typing import Any, Dict, List, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from mlagents.envs.policy import Policy
 
 def get_batched_actions(
     policies: Mapping[str, Policy], all_brain_infos: Sequence[AllBrainInfo]
-) -> List[Dict[str, ActionInfo]]:
+) -> list[dict[str, ActionInfo]]:
     """Decide the actions of several environments with one ``get_action`` call per brain.
 
     :param policies: policy per brain name; brains without a policy get no actions.
@@ -30,8 +31,8 @@ def get_batched_actions(
     :returns: for each environment (same order), the ActionInfo per brain it has a policy for.
     :raises: whatever a policy raises.
     """
-    results: List[Dict[str, ActionInfo]] = [{} for _ in all_brain_infos]
-    brain_names: Dict[str, None] = {}  # ordered set: the order brains appear in
+    results: list[dict[str, ActionInfo]] = [{} for _ in all_brain_infos]
+    brain_names: dict[str, None] = {}  # ordered set: the order brains appear in
     for all_brain_info in all_brain_infos:
         brain_names.update(dict.fromkeys(all_brain_info))
     for brain_name in brain_names:
@@ -82,7 +83,7 @@ def concatenate_brain_infos(infos: Sequence[BrainInfo]) -> BrainInfo:
     )
 
 
-def split_action_info(action_info: ActionInfo, agent_counts: Sequence[int]) -> List[ActionInfo]:
+def split_action_info(action_info: ActionInfo, agent_counts: Sequence[int]) -> list[ActionInfo]:
     """Cut the ActionInfo of a concatenated BrainInfo back into one per part.
 
     Arrays (and lists) whose first dimension equals the total number of agents are split along axis 0
@@ -120,19 +121,23 @@ def concatenate_outputs(parts: Sequence[Any], agent_counts: Sequence[int]) -> An
         return first
     if isinstance(first, dict):
         keys = list(first)
-        if any(not isinstance(part, dict) or len(part) != len(keys) or any(k not in part for k in keys)
-               for part in parts):
+        if any(
+            not isinstance(part, dict) or len(part) != len(keys) or any(k not in part for k in keys)
+            for part in parts
+        ):
             raise ValueError("the outputs to concatenate have different keys")
         return {key: concatenate_outputs([part[key] for part in parts], agent_counts) for key in keys}
-    if all(isinstance(part, np.ndarray) and part.ndim >= 1 and part.shape[0] == count
-           for part, count in zip(parts, agent_counts)):
+    if all(
+        isinstance(part, np.ndarray) and part.ndim >= 1 and part.shape[0] == count
+        for part, count in zip(parts, agent_counts)
+    ):
         return np.concatenate(parts, axis=0)
     if all(isinstance(part, list) and len(part) == count for part, count in zip(parts, agent_counts)):
         return [item for part in parts for item in part]
     return first
 
 
-def _split_value(value: Any, total: int, slices: List[slice]) -> List[Any]:
+def _split_value(value: Any, total: int, slices: list[slice]) -> list[Any]:
     if isinstance(value, dict):
         per_key = {key: _split_value(item, total, slices) for key, item in value.items()}
         return [{key: parts[i] for key, parts in per_key.items()} for i in range(len(slices))]

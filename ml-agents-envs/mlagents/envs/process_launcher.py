@@ -53,7 +53,9 @@ def candidate_patterns(file_name: str, platform: str = sys.platform, cwd: str | 
     return []
 
 
-def resolve_executable(file_name: str, platform: str = sys.platform, cwd: str | None = None) -> tuple[str | None, str]:
+def resolve_executable(
+    file_name: str, platform: str = sys.platform, cwd: str | None = None
+) -> tuple[str | None, str]:
     """Find the executable of an environment the way Unity ML-Agents 0.9 does.
 
     :param file_name: path of the build, with or without its extension (``.x86_64``, ``.app``, ...).

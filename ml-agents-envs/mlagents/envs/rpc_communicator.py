@@ -14,6 +14,7 @@ import time
 from concurrent import futures
 
 import grpc
+
 from mlagents.envs.communicator import Communicator
 from mlagents.envs.communicator_objects import (
     UnityInput,
@@ -83,7 +84,9 @@ class DaemonThreadPool(futures.Executor):
             if self._idle > 0:
                 self._idle -= 1
             elif len(self._threads) < self._max_workers:
-                thread = threading.Thread(target=self._run, name=f"{self._name}_{len(self._threads)}", daemon=True)
+                thread = threading.Thread(
+                    target=self._run, name=f"{self._name}_{len(self._threads)}", daemon=True
+                )
                 self._threads.append(thread)
                 thread.start()
         return future

@@ -18,7 +18,8 @@ start from the same random stream.
 """
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, Dict, List, Optional, Sequence, Type
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -41,7 +42,7 @@ class UniformSampler(Sampler):
     :param seed: seed of this sampler's random stream (None: unpredictable).
     """
 
-    def __init__(self, min_value: float, max_value: float, seed: Optional[int] = None, **kwargs: Any) -> None:
+    def __init__(self, min_value: float, max_value: float, seed: int | None = None, **kwargs: Any) -> None:
         self.min_value = min_value
         self.max_value = max_value
         self.random_state = np.random.RandomState(seed)
@@ -58,9 +59,9 @@ class MultiRangeUniformSampler(Sampler):
     :param seed: seed of this sampler's random stream (None: unpredictable).
     """
 
-    def __init__(self, intervals: Sequence[Sequence[float]], seed: Optional[int] = None, **kwargs: Any) -> None:
+    def __init__(self, intervals: Sequence[Sequence[float]], seed: int | None = None, **kwargs: Any) -> None:
         self.intervals = intervals
-        self.interval_lengths: List[float] = [abs(interval[1] - interval[0]) for interval in intervals]
+        self.interval_lengths: list[float] = [abs(interval[1] - interval[0]) for interval in intervals]
         self.cum_interval_length = sum(self.interval_lengths)
         self.random_state = np.random.RandomState(seed)
 
@@ -78,7 +79,7 @@ class GaussianSampler(Sampler):
     :param seed: seed of this sampler's random stream (None: unpredictable).
     """
 
-    def __init__(self, mean: float, st_dev: float, seed: Optional[int] = None, **kwargs: Any) -> None:
+    def __init__(self, mean: float, st_dev: float, seed: int | None = None, **kwargs: Any) -> None:
         self.mean = mean
         self.st_dev = st_dev
         self.random_state = np.random.RandomState(seed)
@@ -90,19 +91,19 @@ class GaussianSampler(Sampler):
 class SamplerFactory:
     """Maps the ``sampler-type`` names of a sampler file to :class:`Sampler` classes."""
 
-    NAME_TO_CLASS: ClassVar[Dict[str, Type[Sampler]]] = {
+    NAME_TO_CLASS: ClassVar[dict[str, type[Sampler]]] = {
         "uniform": UniformSampler,
         "gaussian": GaussianSampler,
         "multirange_uniform": MultiRangeUniformSampler,
     }
 
     @staticmethod
-    def register_sampler(name: str, sampler_cls: Type[Sampler]) -> None:
+    def register_sampler(name: str, sampler_cls: type[Sampler]) -> None:
         """Make ``sampler-type: name`` build ``sampler_cls`` (its constructor gets the file's keys and ``seed``)."""
         SamplerFactory.NAME_TO_CLASS[name] = sampler_cls
 
     @staticmethod
-    def init_sampler_class(name: str, params: Dict[str, Any], seed: Optional[int] = None) -> Sampler:
+    def init_sampler_class(name: str, params: dict[str, Any], seed: int | None = None) -> Sampler:
         """Build the sampler registered as ``name`` with keyword arguments ``params`` plus ``seed``.
 
         :raises SamplerException: ``name`` is not registered, or ``params`` do not fit the class.
@@ -117,12 +118,12 @@ class SamplerFactory:
         params["seed"] = seed
         try:
             return sampler_cls(**params)
-        except TypeError:
+        except TypeError as error:
             raise SamplerException(
                 "The sampler class associated to the " + name + " key in the factory "
                 "was not provided the required arguments. Please ensure that the sampler "
                 "config file consists of the appropriate keys for this sampler class."
-            )
+            ) from error
 
 
 class SamplerManager:
@@ -135,18 +136,18 @@ class SamplerManager:
     :raises SamplerException: a parameter has no ``sampler-type``, an unknown one, or wrong arguments.
     """
 
-    def __init__(self, reset_param_dict: Optional[Dict[str, Dict[str, Any]]], seed: Optional[int] = None) -> None:
+    def __init__(self, reset_param_dict: dict[str, dict[str, Any]] | None, seed: int | None = None) -> None:
         self.reset_param_dict = reset_param_dict if reset_param_dict else {}
         if not isinstance(self.reset_param_dict, dict):
             raise SamplerException(
                 "The sampler configuration must map reset-parameter names to sampler descriptions, "
                 f"got {type(self.reset_param_dict).__name__}."
             )
-        self.samplers: Dict[str, Sampler] = {}
+        self.samplers: dict[str, Sampler] = {}
         for param_name, cur_param_dict in self.reset_param_dict.items():
             if not isinstance(cur_param_dict, dict) or "sampler-type" not in cur_param_dict:
                 raise SamplerException(
-                    "'sampler_type' argument hasn't been supplied for the {0} parameter".format(param_name)
+                    f"'sampler_type' argument hasn't been supplied for the {param_name} parameter"
                 )
             sampler_args = dict(cur_param_dict)
             sampler_name = sampler_args.pop("sampler-type")
@@ -156,6 +157,6 @@ class SamplerManager:
         """True when no parameter is sampled."""
         return not self.samplers
 
-    def sample_all(self) -> Dict[str, float]:
+    def sample_all(self) -> dict[str, float]:
         """Draw a new value for every parameter: ``{parameter name: value}``."""
         return {param_name: sampler.sample_parameter() for param_name, sampler in self.samplers.items()}

@@ -1,7 +1,5 @@
 """One environment in this process: :class:`SimpleEnvManager`."""
 
-from typing import Dict, List, Optional
-
 from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.base_unity_environment import BaseUnityEnvironment
 from mlagents.envs.brain import BrainParameters
@@ -29,9 +27,9 @@ class SimpleEnvManager(EnvManager):
         super().__init__()
         self.env = env
         self.previous_step: StepInfo = StepInfo(None, {}, None)
-        self.previous_all_action_info: Dict[str, ActionInfo] = {}
+        self.previous_all_action_info: dict[str, ActionInfo] = {}
 
-    def step(self) -> List[StepInfo]:
+    def step(self) -> list[StepInfo]:
         """Decide actions from the last observations, step the environment (or reset it when its
         episode is over) and return the one transition.
 
@@ -46,10 +44,10 @@ class SimpleEnvManager(EnvManager):
 
     def reset(
         self,
-        config: Optional[Dict[str, float]] = None,
+        config: dict[str, float] | None = None,
         train_mode: bool = True,
         custom_reset_parameters=None,
-    ) -> List[StepInfo]:
+    ) -> list[StepInfo]:
         all_brain_info = self.env.reset(
             config=config, train_mode=train_mode, custom_reset_parameters=custom_reset_parameters
         )
@@ -57,18 +55,18 @@ class SimpleEnvManager(EnvManager):
         return [self.previous_step]
 
     @property
-    def external_brains(self) -> Dict[str, BrainParameters]:
+    def external_brains(self) -> dict[str, BrainParameters]:
         return self.env.external_brains
 
     @property
-    def reset_parameters(self) -> Dict[str, float]:
+    def reset_parameters(self) -> dict[str, float]:
         return self.env.reset_parameters
 
     def close(self) -> None:
         self.env.close()
 
     @timed
-    def _take_step(self, last_step: StepInfo) -> Dict[str, ActionInfo]:
+    def _take_step(self, last_step: StepInfo) -> dict[str, ActionInfo]:
         # Brains without a registered policy (e.g. broadcast-only) get no actions, as in 0.9.2+.
         return {
             brain_name: self.policies[brain_name].get_action(brain_info)

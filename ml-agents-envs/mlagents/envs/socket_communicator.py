@@ -11,7 +11,11 @@ import struct
 
 from mlagents.envs.communicator import Communicator
 from mlagents.envs.communicator_objects import UnityInput, UnityMessage, UnityOutput
-from mlagents.envs.exception import UnityCommunicationException, UnityTimeOutException, UnityWorkerInUseException
+from mlagents.envs.exception import (
+    UnityCommunicationException,
+    UnityTimeOutException,
+    UnityWorkerInUseException,
+)
 from mlagents.envs.rpc_communicator import TIMEOUT_MESSAGE
 
 logger = logging.getLogger("mlagents.envs")
@@ -48,7 +52,9 @@ class SocketCommunicator(Communicator):
             self._socket.bind(("localhost", self.port))
         except OSError as error:
             self.close()
-            raise UnityTimeOutException(UnityWorkerInUseException.MESSAGE_TEMPLATE.format(self.worker_id)) from error
+            raise UnityTimeOutException(
+                UnityWorkerInUseException.MESSAGE_TEMPLATE.format(self.worker_id)
+            ) from error
         try:
             self._socket.settimeout(self.timeout_wait)
             self._socket.listen(1)

@@ -23,11 +23,12 @@ import queue
 import signal
 import time
 import traceback
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from multiprocessing.connection import wait as wait_for_objects
 from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
-from typing import Any, Callable, Dict, List, NamedTuple, NoReturn, Optional
+from typing import Any, NamedTuple, NoReturn
 
 import cloudpickle
 
@@ -65,7 +66,7 @@ class StepResponse(NamedTuple):
     """Payload of a ``"step"`` response: the new observations and the worker's timers for that step."""
 
     all_brain_info: AllBrainInfo
-    timer_root: Optional[TimerNode]
+    timer_root: TimerNode | None
 
 
 class WorkerError(NamedTuple):
@@ -78,7 +79,7 @@ class WorkerError(NamedTuple):
     :ivar traceback: the formatted traceback in the worker.
     """
 
-    pickled_exception: Optional[bytes]
+    pickled_exception: bytes | None
     exception_type: str
     message: str
     traceback: str
@@ -88,7 +89,7 @@ class WorkerError(NamedTuple):
         exc_type = type(exc)
         type_name = f"{exc_type.__module__}.{exc_type.__qualname__}"
         formatted = "".join(traceback.format_exception(exc))
-        pickled: Optional[bytes] = None
+        pickled: bytes | None = None
         try:
             # Type, args and attributes, rebuilt without calling __init__: exceptions whose __init__
             # takes other arguments than their message (e.g. UnityWorkerInUseException) survive too.
@@ -106,7 +107,7 @@ class WorkerError(NamedTuple):
         note = f"Raised in UnityEnvironment worker {worker_id}. Traceback in the worker process:\n{self.traceback}"
         if self.pickled_exception is not None:
             try:
-                exc: Optional[BaseException] = _rebuild_exception(self.pickled_exception)
+                exc: BaseException | None = _rebuild_exception(self.pickled_exception)
             except Exception:  # e.g. the type's module cannot be imported here
                 exc = None
             if exc is not None:
@@ -134,7 +135,9 @@ def _raise_system_exit(signum: int, frame: Any) -> None:
 
 
 def worker(
-    parent_conn: Connection, step_queue: "multiprocessing.Queue[EnvironmentResponse]", pickled_env_factory: bytes,
+    parent_conn: Connection,
+    step_queue: "multiprocessing.Queue[EnvironmentResponse]",
+    pickled_env_factory: bytes,
     worker_id: int,
 ) -> None:
     """Body of worker process ``worker_id``: create the environment, then serve commands until
@@ -147,7 +150,7 @@ def worker(
     """
     # terminate() from the manager then still runs the finally block, which ends the build process.
     signal.signal(signal.SIGTERM, _raise_system_exit)
-    env: Optional[BaseUnityEnvironment] = None
+    env: BaseUnityEnvironment | None = None
     command_name = "start"
 
     def reply(name: str, payload: Any) -> None:
@@ -168,7 +171,9 @@ def worker(
             command_name = command.name
             if command.name == "step":
                 all_brain_info = advance_environment(env, command.payload)
-                step_queue.put(EnvironmentResponse("step", worker_id, StepResponse(all_brain_info, get_timer_root())))
+                step_queue.put(
+                    EnvironmentResponse("step", worker_id, StepResponse(all_brain_info, get_timer_root()))
+                )
                 reset_timers()
             elif command.name == "external_brains":
                 reply("external_brains", env.external_brains)
@@ -182,7 +187,9 @@ def worker(
             elif command.name == "close":
                 break
             else:
-                raise ValueError(f"Unknown command {command.name!r} sent to UnityEnvironment worker {worker_id}")
+                raise ValueError(
+                    f"Unknown command {command.name!r} sent to UnityEnvironment worker {worker_id}"
+                )
     except KeyboardInterrupt:
         # Ctrl-C reaches every process of the terminal's process group; the main process handles it.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -214,13 +221,15 @@ class _ManagerGone(Exception):
     """The worker's pipe to the manager broke: the manager exited or closed."""
 
 
-def _build_pid(env: Any) -> Optional[int]:
+def _build_pid(env: Any) -> int | None:
     process = getattr(env, "proc1", None)
     pid = getattr(process, "pid", None)
     return pid if isinstance(pid, int) else None
 
 
-def _put_quietly(step_queue: "multiprocessing.Queue[EnvironmentResponse]", response: EnvironmentResponse) -> None:
+def _put_quietly(
+    step_queue: "multiprocessing.Queue[EnvironmentResponse]", response: EnvironmentResponse
+) -> None:
     try:
         step_queue.put(response)
     except (OSError, ValueError):
@@ -244,9 +253,9 @@ class UnityEnvWorker:
         self.worker_id = worker_id
         self.conn = conn
         self.previous_step: StepInfo = StepInfo(None, {}, None)
-        self.previous_all_action_info: Dict[str, ActionInfo] = {}
+        self.previous_all_action_info: dict[str, ActionInfo] = {}
         self.waiting = False
-        self.build_pid: Optional[int] = None
+        self.build_pid: int | None = None
 
     def send(self, name: str, payload: Any = None) -> None:
         """Send a command.
@@ -255,8 +264,10 @@ class UnityEnvWorker:
         """
         try:
             self.conn.send(EnvironmentCommand(name, payload))
-        except (BrokenPipeError, EOFError, OSError):
-            raise UnityCommunicationException("UnityEnvironment worker: send failed. " + self.describe_exit())
+        except (BrokenPipeError, EOFError, OSError) as error:
+            raise UnityCommunicationException(
+                "UnityEnvironment worker: send failed. " + self.describe_exit()
+            ) from error
 
     def poll(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for a message; True when one is there (or the pipe broke)."""
@@ -273,13 +284,15 @@ class UnityEnvWorker:
         """
         try:
             response: EnvironmentResponse = self.conn.recv()
-        except (BrokenPipeError, EOFError, OSError):
-            raise UnityCommunicationException("UnityEnvironment worker: recv failed. " + self.describe_exit())
+        except (BrokenPipeError, EOFError, OSError) as error:
+            raise UnityCommunicationException(
+                "UnityEnvironment worker: recv failed. " + self.describe_exit()
+            ) from error
         if response.name == "env_error":
             raise response.payload.to_exception(self.worker_id)
         return response
 
-    def reported_error(self) -> Optional[BaseException]:
+    def reported_error(self) -> BaseException | None:
         """The error the worker sent on its pipe before it stopped, if it sent one (does not block)."""
         try:
             while self.conn.poll(0):
@@ -376,21 +389,23 @@ class SubprocessEnvManager(EnvManager):
         env_factory: Callable[[int], BaseUnityEnvironment],
         n_env: int = 1,
         *,
-        start_method: Optional[str] = "spawn",
+        start_method: str | None = "spawn",
     ) -> None:
         super().__init__()
         if n_env < 1:
             raise ValueError(f"n_env must be at least 1, got {n_env}")
         self._closed = False
-        self._step_responses: List[EnvironmentResponse] = []
-        self.env_workers: List[UnityEnvWorker] = []
+        self._step_responses: list[EnvironmentResponse] = []
+        self.env_workers: list[UnityEnvWorker] = []
         context = multiprocessing.get_context(start_method)
-        self.step_queue: "multiprocessing.Queue[EnvironmentResponse]" = context.Queue()
+        self.step_queue: multiprocessing.Queue[EnvironmentResponse] = context.Queue()
         pickled_env_factory = cloudpickle.dumps(env_factory)
         try:
             # All workers start before any is waited for: their builds launch in parallel.
             for worker_id in range(n_env):
-                self.env_workers.append(self.create_worker(worker_id, self.step_queue, pickled_env_factory, context))
+                self.env_workers.append(
+                    self.create_worker(worker_id, self.step_queue, pickled_env_factory, context)
+                )
             self._wait_for_workers_ready()
         except BaseException:
             self.close()
@@ -401,7 +416,7 @@ class SubprocessEnvManager(EnvManager):
         worker_id: int,
         step_queue: "multiprocessing.Queue[EnvironmentResponse]",
         pickled_env_factory: bytes,
-        context: Optional[BaseContext] = None,
+        context: BaseContext | None = None,
     ) -> UnityEnvWorker:
         """Start the process of worker ``worker_id`` (does not wait for its environment)."""
         context = context or multiprocessing.get_context()
@@ -421,7 +436,7 @@ class SubprocessEnvManager(EnvManager):
         pending = {worker.conn: worker for worker in self.env_workers}
         by_sentinel = {worker.process.sentinel: worker for worker in self.env_workers}
         while pending:
-            waitables: List[Any] = list(pending)
+            waitables: list[Any] = list(pending)
             waitables += [worker.process.sentinel for worker in pending.values()]
             for ready in wait_for_objects(waitables, timeout=LIVENESS_CHECK_INTERVAL):
                 if isinstance(ready, Connection) and ready in pending:
@@ -433,7 +448,7 @@ class SubprocessEnvManager(EnvManager):
                     if worker.conn in pending and not worker.poll(0):
                         self._worker_failed(worker)
 
-    def step(self) -> List[StepInfo]:
+    def step(self) -> list[StepInfo]:
         """Send actions to every idle worker, then wait until at least one worker has a result.
 
         :returns: one StepInfo per worker that finished (1..n_env), in the order they finished.
@@ -448,10 +463,10 @@ class SubprocessEnvManager(EnvManager):
 
     def reset(
         self,
-        config: Optional[Dict[str, float]] = None,
+        config: dict[str, float] | None = None,
         train_mode: bool = True,
         custom_reset_parameters: Any = None,
-    ) -> List[StepInfo]:
+    ) -> list[StepInfo]:
         """Reset every environment (in parallel) after the steps in flight have finished (their
         results are dropped).
 
@@ -469,12 +484,12 @@ class SubprocessEnvManager(EnvManager):
         return [worker.previous_step for worker in self.env_workers]
 
     @property
-    def external_brains(self) -> Dict[str, BrainParameters]:
+    def external_brains(self) -> dict[str, BrainParameters]:
         """The controlled brains (asked to worker 0; all workers run the same environment)."""
         return self._ask_worker_0("external_brains")
 
     @property
-    def reset_parameters(self) -> Dict[str, float]:
+    def reset_parameters(self) -> dict[str, float]:
         """The reset parameters of worker 0's environment."""
         return self._ask_worker_0("reset_parameters")
 
@@ -504,7 +519,7 @@ class SubprocessEnvManager(EnvManager):
         self.step_queue.join_thread()
 
     @timed
-    def _take_step(self, last_steps: List[StepInfo]) -> List[Dict[str, ActionInfo]]:
+    def _take_step(self, last_steps: list[StepInfo]) -> list[dict[str, ActionInfo]]:
         return get_batched_actions(self.policies, [step.current_all_brain_info for step in last_steps])
 
     def _queue_steps(self) -> None:
@@ -526,7 +541,7 @@ class SubprocessEnvManager(EnvManager):
                 self._worker_failed(worker)
             worker.waiting = True
 
-    def _wait_for_step_responses(self) -> List[EnvironmentResponse]:
+    def _wait_for_step_responses(self) -> list[EnvironmentResponse]:
         """Block until at least one step result is there, then take every result available."""
         while True:
             self._collect_step_responses(0 if self._step_responses else LIVENESS_CHECK_INTERVAL)
@@ -566,9 +581,9 @@ class SubprocessEnvManager(EnvManager):
             worker.waiting = False
             self._step_responses.append(response)
 
-    def _postprocess_steps(self, env_steps: List[EnvironmentResponse]) -> List[StepInfo]:
-        step_infos: List[StepInfo] = []
-        timer_nodes: List[TimerNode] = []
+    def _postprocess_steps(self, env_steps: list[EnvironmentResponse]) -> list[StepInfo]:
+        step_infos: list[StepInfo] = []
+        timer_nodes: list[TimerNode] = []
         for step in env_steps:
             payload: StepResponse = step.payload
             env_worker = self.env_workers[step.worker_id]

@@ -29,10 +29,11 @@ The timers are not thread-safe: one stack per process, used from the main thread
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from functools import wraps
 from time import perf_counter
-from typing import Any, Callable, Dict, Generator, List, Optional, TypeVar
+from typing import Any, TypeVar
 
 __all__ = [
     "TimerNode",
@@ -59,7 +60,7 @@ class TimerNode:
     __slots__ = ["children", "total", "count", "is_parallel"]
 
     def __init__(self) -> None:
-        self.children: Dict[str, TimerNode] = {}
+        self.children: dict[str, TimerNode] = {}
         self.total: float = 0.0
         self.count: int = 0
         self.is_parallel: bool = False
@@ -77,7 +78,7 @@ class TimerNode:
         self.total += elapsed
         self.count += 1
 
-    def merge(self, other: TimerNode, root_name: Optional[str] = None, is_parallel: bool = True) -> None:
+    def merge(self, other: TimerNode, root_name: str | None = None, is_parallel: bool = True) -> None:
         """Add the totals and counts of ``other`` (recursively) into this node.
 
         :param other: the tree to merge in; it is not modified.
@@ -112,7 +113,7 @@ class GaugeNode:
         self.max_value = max(self.max_value, new_value)
         self.count += 1
 
-    def as_dict(self) -> Dict[str, float]:
+    def as_dict(self) -> dict[str, float]:
         return {"value": self.value, "min": self.min_value, "max": self.max_value, "count": self.count}
 
 
@@ -123,9 +124,9 @@ class TimerStack:
 
     def __init__(self) -> None:
         self.root = TimerNode()
-        self.stack: List[TimerNode] = [self.root]
+        self.stack: list[TimerNode] = [self.root]
         self.start_time = perf_counter()
-        self.gauges: Dict[str, GaugeNode] = {}
+        self.gauges: dict[str, GaugeNode] = {}
 
     def reset(self) -> None:
         """Forget every recorded time and gauge; the root's clock restarts now."""
@@ -150,7 +151,7 @@ class TimerStack:
         self.root.count = 1
         return self.root
 
-    def get_timing_tree(self, node: Optional[TimerNode] = None) -> Dict[str, Any]:
+    def get_timing_tree(self, node: TimerNode | None = None) -> dict[str, Any]:
         """Return the tree below ``node`` (default: the root) as JSON-serialisable dicts.
 
         See the module docstring for the keys.
@@ -158,19 +159,16 @@ class TimerStack:
         is_root = node is None
         if node is None:
             node = self.get_root()
-        result: Dict[str, Any] = {"name": "root"} if is_root else {}
+        result: dict[str, Any] = {"name": "root"} if is_root else {}
         result["total"] = node.total
         result["count"] = node.count
-        if is_root:
-            if self.gauges:
-                result["gauges"] = [
-                    {"name": name, **gauge.as_dict()} for name, gauge in self.gauges.items()
-                ]
+        if is_root and self.gauges:
+            result["gauges"] = [{"name": name, **gauge.as_dict()} for name, gauge in self.gauges.items()]
         if node.is_parallel:
             result["is_parallel"] = True
 
         children_total = 0.0
-        children: List[Dict[str, Any]] = []
+        children: list[dict[str, Any]] = []
         for name, child in node.children.items():
             child_dict = {"name": name, **self.get_timing_tree(child)}
             children.append(child_dict)
@@ -194,7 +192,7 @@ _global_timer_stack = TimerStack()
 
 
 @contextmanager
-def hierarchical_timer(name: str, timer_stack: Optional[TimerStack] = None) -> Generator[TimerNode, None, None]:
+def hierarchical_timer(name: str, timer_stack: TimerStack | None = None) -> Generator[TimerNode, None, None]:
     """Time the enclosed block as ``name`` under the block currently entered.
 
     The time is recorded also when the block raises.
@@ -227,21 +225,21 @@ def timed(func: FuncT) -> FuncT:
     return wrapped  # type: ignore[return-value]
 
 
-def set_gauge(name: str, value: float, timer_stack: Optional[TimerStack] = None) -> None:
+def set_gauge(name: str, value: float, timer_stack: TimerStack | None = None) -> None:
     """Record a sample of the gauge ``name``; NaN samples are ignored."""
     (timer_stack or _global_timer_stack).set_gauge(name, value)
 
 
-def get_timer_tree(timer_stack: Optional[TimerStack] = None) -> Dict[str, Any]:
+def get_timer_tree(timer_stack: TimerStack | None = None) -> dict[str, Any]:
     """Return the whole timer tree (JSON shape, see the module docstring)."""
     return (timer_stack or _global_timer_stack).get_timing_tree()
 
 
-def get_timer_root(timer_stack: Optional[TimerStack] = None) -> TimerNode:
+def get_timer_root(timer_stack: TimerStack | None = None) -> TimerNode:
     """Return the root node (its total updated to the time elapsed since creation or reset)."""
     return (timer_stack or _global_timer_stack).get_root()
 
 
-def reset_timers(timer_stack: Optional[TimerStack] = None) -> None:
+def reset_timers(timer_stack: TimerStack | None = None) -> None:
     """Clear all timers and gauges of the given stack (default the process-wide one)."""
     (timer_stack or _global_timer_stack).reset()

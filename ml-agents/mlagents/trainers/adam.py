@@ -14,7 +14,7 @@ of :meth:`apply_gradients`, so a decaying schedule needs no extra variable.
 
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Sequence, Tuple
+from collections.abc import Iterable, Sequence
 
 import tensorflow as tf
 
@@ -35,21 +35,23 @@ class Adam(tf.Module):
         beta_1: float = 0.9,
         beta_2: float = 0.999,
         epsilon: float = 1e-8,
-        name: Optional[str] = None,
+        name: str | None = None,
     ) -> None:
         super().__init__(name=name)
         self.beta_1 = float(beta_1)
         self.beta_2 = float(beta_2)
         self.epsilon = float(epsilon)
         self.iterations = tf.Variable(0, dtype=tf.int64, trainable=False, name="iterations")
-        self.first_moments: List[tf.Variable] = [
+        self.first_moments: list[tf.Variable] = [
             tf.Variable(tf.zeros_like(v), trainable=False, name="m") for v in variables
         ]
-        self.second_moments: List[tf.Variable] = [
+        self.second_moments: list[tf.Variable] = [
             tf.Variable(tf.zeros_like(v), trainable=False, name="v") for v in variables
         ]
 
-    def apply_gradients(self, grads_and_vars: Iterable[Tuple[Optional[tf.Tensor], tf.Variable]], learning_rate) -> None:
+    def apply_gradients(
+        self, grads_and_vars: Iterable[tuple[tf.Tensor | None, tf.Variable]], learning_rate
+    ) -> None:
         """One Adam step; ``grads_and_vars`` in the order of the constructor's variables.
 
         Variables whose gradient is None are left unchanged (their moments too).

@@ -23,9 +23,10 @@ rank + int32 per dimension, -1 for unknown)::
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import BinaryIO, Dict, List, Sequence, Tuple
+from typing import BinaryIO
 
 import numpy as np
 
@@ -112,7 +113,7 @@ class Tensor:
             raise ValueError(f"Barracuda tensor {self.name} must have rank 4, got shape {self.data.shape}")
 
     @property
-    def shape(self) -> Tuple[int, ...]:
+    def shape(self) -> tuple[int, ...]:
         return tuple(int(d) for d in self.data.shape)
 
 
@@ -122,12 +123,12 @@ class Layer:
 
     name: str
     type: int
-    inputs: List[str] = field(default_factory=list)
-    tensors: List[Tensor] = field(default_factory=list)
+    inputs: list[str] = field(default_factory=list)
+    tensors: list[Tensor] = field(default_factory=list)
     activation: int = 0
-    pads: List[int] = field(default_factory=lambda: [0, 0, 0, 0])
-    strides: List[int] = field(default_factory=list)
-    pool_size: List[int] = field(default_factory=list)
+    pads: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
+    strides: list[int] = field(default_factory=list)
+    pool_size: list[int] = field(default_factory=list)
     axis: int = -1
     alpha: float = 1.0
     beta: float = 0.0
@@ -140,10 +141,10 @@ class Model:
     :ivar memories: (shape, input name, output name) per recurrent state.
     """
 
-    inputs: Dict[str, List[int]] = field(default_factory=dict)
-    outputs: List[str] = field(default_factory=list)
-    memories: List[Tuple[List[int], str, str]] = field(default_factory=list)
-    layers: List[Layer] = field(default_factory=list)
+    inputs: dict[str, list[int]] = field(default_factory=dict)
+    outputs: list[str] = field(default_factory=list)
+    memories: list[tuple[list[int], str, str]] = field(default_factory=list)
+    layers: list[Layer] = field(default_factory=list)
 
 
 class _Writer:

@@ -21,7 +21,8 @@ Example::
 from __future__ import annotations
 
 import random
-from typing import IO, Any, Dict, List, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import IO, Any
 
 import numpy as np
 
@@ -58,7 +59,7 @@ class AgentBufferField(list):
         self[:] = list(data)
 
     def get_batch(
-        self, batch_size: Optional[int] = None, training_length: int = 1, sequential: bool = True
+        self, batch_size: int | None = None, training_length: int = 1, sequential: bool = True
     ) -> np.ndarray:
         """The stored values as one array.
 
@@ -106,7 +107,9 @@ class AgentBufferField(list):
                 "the current number of data points."
             )
         data = np.array(self)
-        windows = [data[end - training_length : end] for end in range(len(self) - n_windows + 1, len(self) + 1)]
+        windows = [
+            data[end - training_length : end] for end in range(len(self) - n_windows + 1, len(self) + 1)
+        ]
         return np.concatenate(windows, axis=0)
 
     def reset_field(self) -> None:
@@ -158,7 +161,7 @@ class AgentBuffer(dict):
         """Length of the fields (0 when empty); assumes they have equal length."""
         return max((len(field) for field in self.values()), default=0)
 
-    def shuffle(self, sequence_length: int = 1, key_list: Optional[Sequence[str]] = None) -> None:
+    def shuffle(self, sequence_length: int = 1, key_list: Sequence[str] | None = None) -> None:
         """Permute whole sequences (blocks of ``sequence_length`` steps), the same way in every field.
 
         :raises BufferException: the fields do not have the same length.
@@ -171,16 +174,18 @@ class AgentBuffer(dict):
         n_sequences = len(self[keys[0]]) // sequence_length
         order = list(range(n_sequences))
         random.shuffle(order)
-        index = (np.asarray(order, dtype=np.int64)[:, None] * sequence_length + np.arange(sequence_length)).ravel()
+        index = (
+            np.asarray(order, dtype=np.int64)[:, None] * sequence_length + np.arange(sequence_length)
+        ).ravel()
         for key in keys:
             values = self[key]
             values[:] = [values[i] for i in index]
 
-    def make_mini_batch(self, start: int, end: int) -> Dict[str, np.ndarray]:
+    def make_mini_batch(self, start: int, end: int) -> dict[str, np.ndarray]:
         """Steps ``[start, end)`` of every field, as arrays (field name -> array)."""
         return {key: np.array(field[start:end]) for key, field in self.items()}
 
-    def sample_mini_batch(self, batch_size: int, sequence_length: int = 1) -> Dict[str, np.ndarray]:
+    def sample_mini_batch(self, batch_size: int, sequence_length: int = 1) -> dict[str, np.ndarray]:
         """``batch_size // sequence_length`` random whole sequences (drawn with replacement).
 
         :returns: field name -> array of ``(batch_size // sequence_length) * sequence_length`` steps.
@@ -201,7 +206,9 @@ class AgentBuffer(dict):
 
     def save_to_file(self, file_object: IO[bytes]) -> None:
         """Write every field as a float32 array to ``file_object`` (compressed numpy ``.npz``)."""
-        np.savez_compressed(file_object, **{key: np.asarray(field, dtype=np.float32) for key, field in self.items()})
+        np.savez_compressed(
+            file_object, **{key: np.asarray(field, dtype=np.float32) for key, field in self.items()}
+        )
 
     def load_from_file(self, file_object: IO[bytes]) -> None:
         """Replace the fields by those saved with :meth:`save_to_file`."""
@@ -230,7 +237,7 @@ class Buffer(dict):
         self,
         agent_ids: Sequence[Any],
         columns: Mapping[str, Sequence[Any]],
-        padding_values: Optional[Mapping[str, float]] = None,
+        padding_values: Mapping[str, float] | None = None,
     ) -> None:
         """Append one step to several trajectories: row j of every column goes to agent ``agent_ids[j]``.
 
@@ -271,9 +278,9 @@ class Buffer(dict):
     def append_update_buffer(
         self,
         agent_id: Any,
-        key_list: Optional[Sequence[str]] = None,
-        batch_size: Optional[int] = None,
-        training_length: Optional[int] = None,
+        key_list: Sequence[str] | None = None,
+        batch_size: int | None = None,
+        training_length: int | None = None,
     ) -> None:
         """Move (copy) one agent's trajectory to the end of the update buffer, cut into sequences.
 
@@ -284,7 +291,7 @@ class Buffer(dict):
         :raises BufferException: the fields do not all have the same length.
         """
         agent = self[agent_id]
-        keys: List[str] = list(agent.keys()) if key_list is None else list(key_list)
+        keys: list[str] = list(agent.keys()) if key_list is None else list(key_list)
         if not agent.check_length(keys):
             raise BufferException(
                 f"The length of the fields {keys} for agent {agent_id} where not of same length"
@@ -299,9 +306,9 @@ class Buffer(dict):
 
     def append_all_agent_batch_to_update_buffer(
         self,
-        key_list: Optional[Sequence[str]] = None,
-        batch_size: Optional[int] = None,
-        training_length: Optional[int] = None,
+        key_list: Sequence[str] | None = None,
+        batch_size: int | None = None,
+        training_length: int | None = None,
     ) -> None:
         """:meth:`append_update_buffer` for every agent."""
         for agent_id in list(self.keys()):

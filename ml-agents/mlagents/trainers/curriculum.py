@@ -17,7 +17,8 @@ import json
 import logging
 import math
 import os
-from typing import Any, Dict, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 from mlagents.trainers.exception import CurriculumError
 
@@ -43,7 +44,7 @@ class Curriculum:
         self.smoothing_value = 0.0
         try:
             with open(location, encoding="utf-8") as data_file:
-                self.data: Dict[str, Any] = json.load(data_file)
+                self.data: dict[str, Any] = json.load(data_file)
         except OSError:
             raise CurriculumError(f"The file {location} could not be found.") from None
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -55,7 +56,9 @@ class Curriculum:
                 raise CurriculumError(f"{location} does not contain a {field} field.")
         self.measure: str = self.data["measure"]
         if self.measure not in ("progress", "reward"):
-            raise CurriculumError(f"The measure of {location} must be 'progress' or 'reward', not {self.measure!r}.")
+            raise CurriculumError(
+                f"The measure of {location} must be 'progress' or 'reward', not {self.measure!r}."
+            )
         self.min_lesson_length = int(self.data["min_lesson_length"])
         self.max_lesson_num = len(self.data["thresholds"])
         for name, values in self.data["parameters"].items():
@@ -83,7 +86,7 @@ class Curriculum:
     def lesson_num(self, lesson_num: int) -> None:
         self._lesson_num = max(0, min(int(lesson_num), self.max_lesson_num))
 
-    def increment_lesson(self, measure_val: Optional[float]) -> bool:
+    def increment_lesson(self, measure_val: float | None) -> bool:
         """Move to the next lesson if ``measure_val`` (smoothed if asked) passes the current threshold.
 
         A missing, zero or NaN measure never advances the lesson (as in the original). At most one
@@ -103,7 +106,7 @@ class Curriculum:
             return True
         return False
 
-    def get_config(self, lesson: Optional[int] = None) -> Dict[str, float]:
+    def get_config(self, lesson: int | None = None) -> dict[str, float]:
         """The reset-parameter values of ``lesson`` (default: the current lesson)."""
         if not self.data:
             return {}

@@ -18,25 +18,26 @@ import os
 # TensorFlow's C++ start-up chatter (CPU features, missing CUDA) means nothing to a user; errors still show.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import glob  # noqa: E402
-import logging  # noqa: E402
-import multiprocessing  # noqa: E402
-import queue as queue_module  # noqa: E402
-import shutil  # noqa: E402
-import signal  # noqa: E402
-import sys  # noqa: E402
-import traceback  # noqa: E402
-from typing import Any, Callable, Dict, List, Optional, Tuple  # noqa: E402
+import glob
+import logging
+import multiprocessing
+import queue as queue_module
+import shutil
+import signal
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any
 
-import numpy as np  # noqa: E402
-from docopt import docopt  # noqa: E402
+import numpy as np
+from docopt import docopt
 
-from mlagents.envs.base_unity_environment import BaseUnityEnvironment  # noqa: E402
-from mlagents.envs.exception import SamplerException, UnityException  # noqa: E402
-from mlagents.envs.sampler_class import SamplerManager  # noqa: E402
-from mlagents.trainers.exception import MetaCurriculumError, TrainerError  # noqa: E402
-from mlagents.trainers.meta_curriculum import MetaCurriculum  # noqa: E402
-from mlagents.trainers.trainer_util import initialize_trainers, load_config  # noqa: E402
+from mlagents.envs.base_unity_environment import BaseUnityEnvironment
+from mlagents.envs.exception import SamplerException, UnityException
+from mlagents.envs.sampler_class import SamplerManager
+from mlagents.trainers.exception import MetaCurriculumError, TrainerError
+from mlagents.trainers.meta_curriculum import MetaCurriculum
+from mlagents.trainers.trainer_util import initialize_trainers, load_config
 
 LOGGER = logging.getLogger("mlagents.trainers")
 
@@ -95,7 +96,7 @@ class CommandLineError(TrainerError):
 # ---------------------------------------------------------------------------------------- options
 
 
-def parse_command_line(argv: Optional[List[str]] = None) -> Dict[str, Any]:
+def parse_command_line(argv: list[str] | None = None) -> dict[str, Any]:
     """Parse ``argv`` (default ``sys.argv[1:]``) into docopt's option dict.
 
     Values arrive as strings (the absent ones as the string ``"None"``) and flags as booleans.
@@ -104,7 +105,7 @@ def parse_command_line(argv: Optional[List[str]] = None) -> Dict[str, Any]:
     return docopt(USAGE, argv=argv)
 
 
-def _int_option(options: Dict[str, Any], name: str, minimum: Optional[int] = None) -> int:
+def _int_option(options: dict[str, Any], name: str, minimum: int | None = None) -> int:
     value = options[name]
     try:
         number = int(value)
@@ -115,11 +116,11 @@ def _int_option(options: Dict[str, Any], name: str, minimum: Optional[int] = Non
     return number
 
 
-def _optional_str(value: Any) -> Optional[str]:
+def _optional_str(value: Any) -> str | None:
     return None if value is None or value == "None" else str(value)
 
 
-def validate_options(options: Dict[str, Any]) -> None:
+def validate_options(options: dict[str, Any]) -> None:
     """Check the numeric options and the flag combinations before anything is launched.
 
     :raises CommandLineError: naming the option and what is wrong with it.
@@ -142,17 +143,19 @@ def validate_options(options: Dict[str, Any]) -> None:
         )
     last_port = int(options["--base-port"]) + int(options["--num-runs"]) * int(options["--num-envs"]) - 1
     if last_port > 65535:
-        raise CommandLineError(f"--base-port is too high: the runs would need ports up to {last_port} (max 65535).")
+        raise CommandLineError(
+            f"--base-port is too high: the runs would need ports up to {last_port} (max 65535)."
+        )
 
 
 # ---------------------------------------------------------------------------------------- environments
 
 
 def create_environment_factory(
-    env_path: Optional[str],
-    docker_target_name: Optional[str],
+    env_path: str | None,
+    docker_target_name: str | None,
     no_graphics: bool,
-    seed: Optional[int],
+    seed: int | None,
     start_port: int,
 ) -> Callable[[int], BaseUnityEnvironment]:
     """Return ``factory(worker_id) -> UnityEnvironment`` for one run.
@@ -210,8 +213,8 @@ def _copy_env_out_of_docker_volume(env_path: str, docker_target_name: str) -> st
 
 
 def create_sampler_manager(
-    sampler_file_path: Optional[str], env_reset_params: Dict[str, float], run_seed: Optional[int] = None
-) -> Tuple[SamplerManager, Optional[int]]:
+    sampler_file_path: str | None, env_reset_params: dict[str, float], run_seed: int | None = None
+) -> tuple[SamplerManager, int | None]:
     """Build the reset-parameter samplers of ``--sampler`` (none without a file).
 
     ``env_reset_params`` is not used (kept for the original signature); :func:`run_training`
@@ -230,7 +233,11 @@ def create_sampler_manager(
                 "'resampling-interval' key in the sampler config file."
             )
         resample_interval = sampler_config.pop("resampling-interval")
-        if isinstance(resample_interval, bool) or not isinstance(resample_interval, int) or resample_interval <= 0:
+        if (
+            isinstance(resample_interval, bool)
+            or not isinstance(resample_interval, int)
+            or resample_interval <= 0
+        ):
             raise SamplerException(
                 "Specified resampling-interval is not valid. Please provide a positive integer value for "
                 "resampling-interval"
@@ -239,8 +246,8 @@ def create_sampler_manager(
 
 
 def try_create_meta_curriculum(
-    curriculum_folder: Optional[str], env_reset_params: Dict[str, float], lesson: int
-) -> Optional[MetaCurriculum]:
+    curriculum_folder: str | None, env_reset_params: dict[str, float], lesson: int
+) -> MetaCurriculum | None:
     """The curricula of ``--curriculum`` set to ``lesson``, or None without a folder."""
     if curriculum_folder is None:
         return None
@@ -252,7 +259,7 @@ def try_create_meta_curriculum(
 # ---------------------------------------------------------------------------------------- one run
 
 
-def run_training(sub_id: int, run_seed: int, options: Dict[str, Any], queue: Any) -> None:
+def run_training(sub_id: int, run_seed: int, options: dict[str, Any], queue: Any) -> None:
     """Perform training run ``sub_id`` (``models/<run-id>-<sub_id>``) with ``run_seed``.
 
     :param sub_id: index of the run among ``--num-runs``.
@@ -353,7 +360,7 @@ def run_training(sub_id: int, run_seed: int, options: Dict[str, Any], queue: Any
     tc.start_learning(env)
 
 
-def _run_training_in_child(sub_id: int, run_seed: int, options: Dict[str, Any], queue: Any) -> None:
+def _run_training_in_child(sub_id: int, run_seed: int, options: dict[str, Any], queue: Any) -> None:
     """Process target of one of several runs: a user error ends the child with one line and status 1."""
     _configure_logging(bool(options["--debug"]))
     signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
@@ -427,18 +434,20 @@ def _random_seed() -> int:
     return int(np.random.randint(0, 10000))
 
 
-def _run_several(options: Dict[str, Any], num_runs: int, seed: int) -> int:
+def _run_several(options: dict[str, Any], num_runs: int, seed: int) -> int:
     """Start ``num_runs`` runs one after the other (each once the previous one started training),
     wait for all of them and return the exit status (1 if any run failed)."""
     context = multiprocessing.get_context("spawn")
-    processes: List[multiprocessing.process.BaseProcess] = []
+    processes: list[multiprocessing.process.BaseProcess] = []
     failed = False
     try:
         for sub_id in range(num_runs):
             run_seed = _random_seed() if seed == -1 else seed
             run_queue = context.Queue()
             process = context.Process(
-                target=_run_training_in_child, args=(sub_id, run_seed, options, run_queue), name=f"run-{sub_id}"
+                target=_run_training_in_child,
+                args=(sub_id, run_seed, options, run_queue),
+                name=f"run-{sub_id}",
             )
             process.start()
             processes.append(process)
@@ -475,7 +484,7 @@ def _run_several(options: Dict[str, Any], num_runs: int, seed: int) -> int:
     return 1 if failed else 0
 
 
-def _join_all(processes: List[multiprocessing.process.BaseProcess], patience: bool = False) -> None:
+def _join_all(processes: list[multiprocessing.process.BaseProcess], patience: bool = False) -> None:
     for process in processes:
         while process.is_alive():
             try:
@@ -493,7 +502,7 @@ def _interrupt_on_sigterm(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     """Entry point of ``mlagents-learn``; exits with status 0 on success, 1 on an error.
 
     SIGTERM (``kill``, ``docker stop``) is handled like Ctrl-C: the models are saved and exported.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Dict, Mapping, Optional
+from collections.abc import Mapping
 
 from mlagents.trainers.curriculum import Curriculum
 from mlagents.trainers.exception import MetaCurriculumError
@@ -30,7 +30,7 @@ class MetaCurriculum:
             raise MetaCurriculumError(
                 f"{curriculum_folder} is not a directory. Refer to the ML-Agents curriculum learning docs."
             )
-        self.brains_to_curriculums: Dict[str, Curriculum] = {}
+        self.brains_to_curriculums: dict[str, Curriculum] = {}
         used_parameters: set = set()
         warned = False
         for entry in sorted(os.listdir(curriculum_folder)):
@@ -46,7 +46,7 @@ class MetaCurriculum:
             self.brains_to_curriculums[curriculum.brain_name] = curriculum
 
     @property
-    def lesson_nums(self) -> Dict[str, int]:
+    def lesson_nums(self) -> dict[str, int]:
         """Brain name -> current lesson."""
         return {brain: curriculum.lesson_num for brain, curriculum in self.brains_to_curriculums.items()}
 
@@ -56,8 +56,8 @@ class MetaCurriculum:
             self.brains_to_curriculums[brain].lesson_num = lesson
 
     def increment_lessons(
-        self, measure_vals: Mapping[str, float], reward_buff_sizes: Optional[Mapping[str, int]] = None
-    ) -> Dict[str, bool]:
+        self, measure_vals: Mapping[str, float], reward_buff_sizes: Mapping[str, int] | None = None
+    ) -> dict[str, bool]:
         """Try to advance the lesson of each brain.
 
         :param measure_vals: brain -> its measure (progress or mean reward).
@@ -65,12 +65,15 @@ class MetaCurriculum:
             with at least ``min_lesson_length`` episodes are tried.
         :returns: brain -> whether its lesson changed (only brains that were tried).
         """
-        changed: Dict[str, bool] = {}
+        changed: dict[str, bool] = {}
         for brain, measure in measure_vals.items():
             curriculum = self.brains_to_curriculums.get(brain)
             if curriculum is None:
                 continue
-            if reward_buff_sizes is not None and reward_buff_sizes.get(brain, 0) < curriculum.min_lesson_length:
+            if (
+                reward_buff_sizes is not None
+                and reward_buff_sizes.get(brain, 0) < curriculum.min_lesson_length
+            ):
                 continue
             changed[brain] = curriculum.increment_lesson(measure)
         return changed
@@ -80,9 +83,9 @@ class MetaCurriculum:
         for curriculum in self.brains_to_curriculums.values():
             curriculum.lesson_num = lesson_num
 
-    def get_config(self) -> Dict[str, float]:
+    def get_config(self) -> dict[str, float]:
         """The reset-parameter values of every curriculum's current lesson, merged (later files win)."""
-        config: Dict[str, float] = {}
+        config: dict[str, float] = {}
         for curriculum in self.brains_to_curriculums.values():
             config.update(curriculum.get_config())
         return config

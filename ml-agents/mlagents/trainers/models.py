@@ -35,8 +35,8 @@ key                         shape, dtype                 when
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from enum import Enum
-from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -57,7 +57,7 @@ __all__ = [
     "masked_log_probs",
 ]
 
-Tensors = Dict[str, tf.Tensor]
+Tensors = dict[str, tf.Tensor]
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -113,10 +113,10 @@ class Dense(tf.Module):
         in_size: int,
         out_size: int,
         init: Initializer,
-        kernel_init: Tuple = ("glorot",),
+        kernel_init: tuple = ("glorot",),
         use_bias: bool = True,
-        activation: Optional[str] = None,
-        name: Optional[str] = None,
+        activation: str | None = None,
+        name: str | None = None,
     ) -> None:
         super().__init__(name=name)
         if kernel_init[0] == "vs":
@@ -153,8 +153,8 @@ class Conv2D(tf.Module):
         stride: int,
         padding: str,
         init: Initializer,
-        activation: Optional[str] = None,
-        name: Optional[str] = None,
+        activation: str | None = None,
+        name: str | None = None,
     ) -> None:
         super().__init__(name=name)
         receptive = kernel_size * kernel_size
@@ -195,7 +195,7 @@ class LSTMCell(tf.Module):
 
     forget_bias = 1.0
 
-    def __init__(self, input_size: int, units: int, init: Initializer, name: Optional[str] = None) -> None:
+    def __init__(self, input_size: int, units: int, init: Initializer, name: str | None = None) -> None:
         super().__init__(name=name)
         self.units = units
         self.input_size = input_size
@@ -204,7 +204,7 @@ class LSTMCell(tf.Module):
         )
         self.bias = tf.Variable(tf.zeros([4 * units]), name="bias")
 
-    def __call__(self, x: tf.Tensor, memory: tf.Tensor, sequence_length: int) -> Tuple[tf.Tensor, tf.Tensor]:
+    def __call__(self, x: tf.Tensor, memory: tf.Tensor, sequence_length: int) -> tuple[tf.Tensor, tf.Tensor]:
         """Run the cell over sequences.
 
         :param x: (n, input_size), n = n_sequences * sequence_length, sequences one after another.
@@ -223,7 +223,7 @@ class LSTMCell(tf.Module):
         x_gates = tf.reshape(x_gates, [-1, sequence_length, 4 * units])
         x_gates = tf.transpose(x_gates, [1, 0, 2])
 
-        def step(state: Tuple[tf.Tensor, tf.Tensor, tf.Tensor], gates: tf.Tensor) -> Tuple:
+        def step(state: tuple[tf.Tensor, tf.Tensor, tf.Tensor], gates: tf.Tensor) -> tuple:
             new_c, new_h = self._step(gates, state[0], state[1], w_h)
             return new_c, new_h, new_h
 
@@ -231,7 +231,9 @@ class LSTMCell(tf.Module):
         out = tf.reshape(tf.transpose(out, [1, 0, 2]), [-1, units])
         return out, tf.concat([c_all[-1], h_all[-1]], axis=1)
 
-    def _step(self, x_gates: tf.Tensor, c: tf.Tensor, h: tf.Tensor, w_h: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor]:
+    def _step(
+        self, x_gates: tf.Tensor, c: tf.Tensor, h: tf.Tensor, w_h: tf.Tensor
+    ) -> tuple[tf.Tensor, tf.Tensor]:
         gates = x_gates + tf.matmul(h, w_h)
         i, j, f, o = tf.split(gates, 4, axis=1)
         new_c = c * tf.sigmoid(f + self.forget_bias) + tf.sigmoid(i) * tf.tanh(j)
@@ -274,7 +276,7 @@ class VectorEncoder(tf.Module):
 
     def __init__(self, in_size: int, h_size: int, num_layers: int, init: Initializer, name: str) -> None:
         super().__init__(name=name)
-        self.layers: List[Dense] = []
+        self.layers: list[Dense] = []
         for j in range(num_layers):
             self.layers.append(
                 Dense(in_size, h_size, init, ("vs", 1.0), activation="swish", name=f"hidden_{j}")
@@ -314,9 +316,9 @@ class VisualEncoder(tf.Module):
     ) -> None:
         super().__init__(name=name)
         self.encoder_type = encoder_type
-        self.convs: List[Conv2D] = []
+        self.convs: list[Conv2D] = []
         # resnet: per stack (first conv, [(conv_a, conv_b), (conv_a, conv_b)])
-        self.res_stacks: List[Tuple[Conv2D, List[Tuple[Conv2D, Conv2D]]]] = []
+        self.res_stacks: list[tuple[Conv2D, list[tuple[Conv2D, Conv2D]]]] = []
         h, w, c = height, width, channels
         if encoder_type == EncoderType.RESNET:
             for filters in (16, 32, 32):
@@ -371,7 +373,7 @@ class VisualEncoder(tf.Module):
         return self.dense(x)
 
 
-def masked_log_probs(logits: tf.Tensor, masks: tf.Tensor, act_size: Sequence[int]) -> List[tf.Tensor]:
+def masked_log_probs(logits: tf.Tensor, masks: tf.Tensor, act_size: Sequence[int]) -> list[tf.Tensor]:
     """The discrete masking layer, per branch k: ``log(p / sum(p) + 1e-7)`` with
     ``p = (softmax(logits_k) + 1e-7) * mask_k``.
 
@@ -408,20 +410,22 @@ class LearningModel(tf.Module):
 
     def __init__(
         self,
-        m_size: Optional[int],
+        m_size: int | None,
         normalize: bool,
         use_recurrent: bool,
         brain,
         seed: int,
-        stream_names: Optional[List[str]] = None,
-        name: Optional[str] = None,
+        stream_names: list[str] | None = None,
+        name: str | None = None,
     ) -> None:
         super().__init__(name=name)
         self.brain = brain
         self.seed = int(seed)
         self.init = Initializer(self.seed)
-        self.vec_obs_size = int(brain.vector_observation_space_size) * int(brain.num_stacked_vector_observations)
-        self.vis_obs_shapes: List[Tuple[int, int, int]] = [
+        self.vec_obs_size = int(brain.vector_observation_space_size) * int(
+            brain.num_stacked_vector_observations
+        )
+        self.vis_obs_shapes: list[tuple[int, int, int]] = [
             (int(res["height"]), int(res["width"]), 1 if res["blackAndWhite"] else 3)
             for res in brain.camera_resolutions
         ]
@@ -429,15 +433,17 @@ class LearningModel(tf.Module):
             raise UnityPolicyException(
                 "No valid network configuration possible. There are no states or observations in this brain"
             )
-        self.act_size: List[int] = [int(a) for a in brain.vector_action_space_size]
+        self.act_size: list[int] = [int(a) for a in brain.vector_action_space_size]
         self.is_continuous = brain.vector_action_space_type == "continuous"
         self.use_recurrent = bool(use_recurrent)
         self.m_size = int(m_size) if (use_recurrent and m_size) else 0
         self.normalize = bool(normalize) and self.vec_obs_size > 0
-        self.stream_names: List[str] = list(stream_names) if stream_names else ["extrinsic"]
+        self.stream_names: list[str] = list(stream_names) if stream_names else ["extrinsic"]
         self.global_step = tf.Variable(0, dtype=tf.int32, trainable=False, name="global_step")
         # Graph constants of the 0.9 model, kept in checkpoints and written into the .nn file.
-        self.version_number = tf.Variable(self._version_number_, dtype=tf.int32, trainable=False, name="version_number")
+        self.version_number = tf.Variable(
+            self._version_number_, dtype=tf.int32, trainable=False, name="version_number"
+        )
         self.memory_size = tf.Variable(self.m_size, dtype=tf.int32, trainable=False, name="memory_size")
         self.is_continuous_control = tf.Variable(
             int(self.is_continuous), dtype=tf.int32, trainable=False, name="is_continuous_control"
@@ -448,13 +454,17 @@ class LearningModel(tf.Module):
             trainable=False,
             name="action_output_shape",
         )
-        self.normalizer: Optional[Normalizer] = Normalizer(self.vec_obs_size) if self.normalize else None
-        self.vector_encoders: List[Optional[VectorEncoder]] = []
-        self.visual_encoders: List[List[VisualEncoder]] = []
+        self.normalizer: Normalizer | None = Normalizer(self.vec_obs_size) if self.normalize else None
+        self.vector_encoders: list[VectorEncoder | None] = []
+        self.visual_encoders: list[list[VisualEncoder]] = []
 
     def create_observation_streams(
-        self, num_streams: int, h_size: int, num_layers: int, vis_encode_type: EncoderType = EncoderType.SIMPLE
-    ) -> List[int]:
+        self,
+        num_streams: int,
+        h_size: int,
+        num_layers: int,
+        vis_encode_type: EncoderType = EncoderType.SIMPLE,
+    ) -> list[int]:
         """Build ``num_streams`` independent encoders of all observations.
 
         :returns: the width of each stream's encoding (visual encodings then the vector encoding).
@@ -477,14 +487,14 @@ class LearningModel(tf.Module):
             widths.append(sum(enc.out_size for enc in visual) + (vector.out_size if vector else 0))
         return widths
 
-    def normalized_vector(self, inputs: Tensors) -> Optional[tf.Tensor]:
+    def normalized_vector(self, inputs: Tensors) -> tf.Tensor | None:
         """The vector observation, normalized when the model normalizes (None without vector obs)."""
         if self.vec_obs_size == 0:
             return None
         vector = inputs["vector_observation"]
         return self.normalizer(vector) if self.normalizer is not None else vector
 
-    def encode_stream(self, stream: int, inputs: Tensors, vector: Optional[tf.Tensor]) -> tf.Tensor:
+    def encode_stream(self, stream: int, inputs: Tensors, vector: tf.Tensor | None) -> tf.Tensor:
         """Encoding of stream ``stream``: ``[visual_0, ..., visual_k, vector]`` concatenated, (n, width)."""
         parts = [enc(inputs[f"visual_observation_{i}"]) for i, enc in enumerate(self.visual_encoders[stream])]
         vector_encoder = self.vector_encoders[stream]
@@ -492,9 +502,9 @@ class LearningModel(tf.Module):
             parts.append(vector_encoder(vector))
         return parts[0] if len(parts) == 1 else tf.concat(parts, axis=1)
 
-    def input_signature(self, training_length: Optional[int] = None) -> Dict[str, tf.TensorSpec]:
+    def input_signature(self, training_length: int | None = None) -> dict[str, tf.TensorSpec]:
         """TensorSpecs of the observation inputs (batch dimension left open)."""
-        spec: Dict[str, tf.TensorSpec] = {}
+        spec: dict[str, tf.TensorSpec] = {}
         if self.vec_obs_size > 0:
             spec["vector_observation"] = tf.TensorSpec([None, self.vec_obs_size], tf.float32)
         for i, (h, w, c) in enumerate(self.vis_obs_shapes):
@@ -568,7 +578,7 @@ class LearningModel(tf.Module):
 
     # ------------------------------------------------------------------ forward pass
 
-    def forward(self, inputs: Tensors, sequence_length: int = 1) -> Dict[str, tf.Tensor]:
+    def forward(self, inputs: Tensors, sequence_length: int = 1) -> dict[str, tf.Tensor]:
         """The deterministic part of the network.
 
         :param inputs: observation tensors (see :mod:`mlagents.trainers.models`).
@@ -578,14 +588,16 @@ class LearningModel(tf.Module):
             (n_sequences, m) when recurrent.
         """
         vector = self.normalized_vector(inputs)
-        out: Dict[str, tf.Tensor] = {}
+        out: dict[str, tf.Tensor] = {}
         if self.is_continuous:
             hidden_policy = self.encode_stream(0, inputs, vector)
             hidden_value = self.encode_stream(1, inputs, vector)
             if self.use_recurrent:
                 memory = inputs["recurrent_in"]
                 half = self.m_size // 2
-                hidden_policy, memory_policy = self.lstm_policy(hidden_policy, memory[:, :half], sequence_length)
+                hidden_policy, memory_policy = self.lstm_policy(
+                    hidden_policy, memory[:, :half], sequence_length
+                )
                 hidden_value, memory_value = self.lstm_value(hidden_value, memory[:, half:], sequence_length)
                 out["memory_out"] = tf.concat([memory_policy, memory_value], axis=1)
             out["mu"] = self.mu(hidden_policy)
@@ -637,7 +649,7 @@ class LearningModel(tf.Module):
             total.append(tf.reduce_sum(one_hot * tf.nn.log_softmax(branch), axis=1))
         return tf.add_n(total)
 
-    def inference(self, inputs: Tensors, epsilon: Optional[tf.Tensor] = None) -> Dict[str, tf.Tensor]:
+    def inference(self, inputs: Tensors, epsilon: tf.Tensor | None = None) -> dict[str, tf.Tensor]:
         """Everything a decision needs.
 
         :param inputs: observation tensors.
@@ -658,6 +670,8 @@ class LearningModel(tf.Module):
         else:
             logits = out["logits"]
             out["action_probs"] = logits
-            out["masked_log_probs"] = tf.concat(masked_log_probs(logits, inputs["action_masks"], self.act_size), axis=1)
+            out["masked_log_probs"] = tf.concat(
+                masked_log_probs(logits, inputs["action_masks"], self.act_size), axis=1
+            )
             out["entropy"] = self.discrete_entropy(logits)
         return out

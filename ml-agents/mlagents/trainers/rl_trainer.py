@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from mlagents.trainers.trainer import Trainer
 
 LOGGER = logging.getLogger("mlagents.trainers")
 
-RewardSignalResults = Dict[str, RewardSignalResult]
+RewardSignalResults = dict[str, RewardSignalResult]
 
 ENTROPY_TAG = "Policy/Entropy"
 LEARNING_RATE_TAG = "Policy/Learning Rate"
@@ -35,7 +35,7 @@ EPISODE_LENGTH_TAG = "Environment/Episode Length"
 CUMULATIVE_REWARD_TAG = "Environment/Cumulative Reward"
 
 
-def _cached(cache: Dict[int, Any], info: BrainInfo, compute: Any) -> Any:
+def _cached(cache: dict[int, Any], info: BrainInfo, compute: Any) -> Any:
     """``compute(info)``, computed once per BrainInfo object for the lifetime of ``cache``."""
     key = id(info)
     if key not in cache:
@@ -43,11 +43,11 @@ def _cached(cache: Dict[int, Any], info: BrainInfo, compute: Any) -> Any:
     return cache[key]
 
 
-def _index_map(info: BrainInfo) -> Dict[Any, int]:
+def _index_map(info: BrainInfo) -> dict[Any, int]:
     return {agent_id: i for i, agent_id in enumerate(info.agents)}
 
 
-Rows = Optional[np.ndarray]
+Rows = np.ndarray | None
 """Agent rows of a BrainInfo or of policy outputs: an int array, or None for all rows in order."""
 
 
@@ -84,8 +84,8 @@ class RLTrainer(Trainer):
                 f"No reward signals were defined. At least one must be used with {self.__class__.__name__}."
             )
         self.training_buffer = Buffer()
-        self.episode_steps: Dict[Any, int] = defaultdict(int)
-        self.collected_rewards: Dict[str, Dict[Any, float]] = {"environment": defaultdict(float)}
+        self.episode_steps: dict[Any, int] = defaultdict(int)
+        self.collected_rewards: dict[str, dict[Any, float]] = {"environment": defaultdict(float)}
 
     # ------------------------------------------------------------------ collection
 
@@ -95,7 +95,7 @@ class RLTrainer(Trainer):
         Agents that have not decided yet are taken from ``next_info`` itself.
         """
         rows = []
-        index_maps: Dict[int, Dict[Any, int]] = {}
+        index_maps: dict[int, dict[Any, int]] = {}
         for agent_id in next_info.agents:
             info = self.training_buffer[agent_id].last_brain_info
             if info is None:
@@ -109,13 +109,13 @@ class RLTrainer(Trainer):
             vector = np.zeros((0,) + np.shape(next_info.vector_observations)[1:])
         memories: Any = np.zeros((0, 0))
         if self.policy.use_recurrent:
-            memory_cache: Dict[int, np.ndarray] = {}
+            memory_cache: dict[int, np.ndarray] = {}
             memories = np.asarray(
                 [_cached(memory_cache, info, self.policy.memories_of)[idx] for info, idx in rows],
                 dtype=np.float32,
             ).reshape(len(rows), self.policy.m_size)
 
-        def column(name: str) -> Optional[List[Any]]:
+        def column(name: str) -> list[Any] | None:
             values = []
             for info, idx in rows:
                 source = getattr(info, name)
@@ -141,7 +141,10 @@ class RLTrainer(Trainer):
         )
 
     def add_experiences(
-        self, curr_all_info: AllBrainInfo, next_all_info: AllBrainInfo, take_action_outputs: Optional[Dict[str, Any]]
+        self,
+        curr_all_info: AllBrainInfo,
+        next_all_info: AllBrainInfo,
+        take_action_outputs: dict[str, Any] | None,
     ) -> None:
         """Append the transition ``curr_all_info -> next_all_info`` to the agents' trajectories.
 
@@ -176,7 +179,7 @@ class RLTrainer(Trainer):
             name: signal.evaluate(curr_to_use, next_info) for name, signal in policy.reward_signals.items()
         }
         next_done = np.asarray(next_info.local_done, dtype=bool).reshape(-1)
-        decisions: List[Tuple[BrainInfo, Any, Rows, Rows]]
+        decisions: list[tuple[BrainInfo, Any, Rows, Rows]]
         if same_agents:
             decisions = [(curr_info, take_action_outputs, None, None)]
         else:
@@ -192,7 +195,11 @@ class RLTrainer(Trainer):
                     continue
                 stored_idx = kept if stored_idx is None else stored_idx[kept]
                 next_idx = kept if next_idx is None else next_idx[kept]
-            agent_ids = list(next_info.agents) if next_idx is None else [next_info.agents[j] for j in next_idx.tolist()]
+            agent_ids = (
+                list(next_info.agents)
+                if next_idx is None
+                else [next_info.agents[j] for j in next_idx.tolist()]
+            )
             columns = self.experience_columns(stored_info, next_info, stored_idx, next_idx)
             columns.update(self.policy_output_columns(stored_outputs, stored_idx))
             columns.update(
@@ -205,14 +212,14 @@ class RLTrainer(Trainer):
             if not done:
                 self.episode_steps[agent_id] += 1
 
-    def _decisions_of(self, next_info: BrainInfo) -> List[Tuple[BrainInfo, Any, Rows, Rows]]:
+    def _decisions_of(self, next_info: BrainInfo) -> list[tuple[BrainInfo, Any, Rows, Rows]]:
         """The agents of ``next_info`` grouped by the decision they last took part in.
 
         :returns: per decision (BrainInfo, its policy outputs, the agents' rows in that BrainInfo,
             their rows in ``next_info``); agents that never decided are left out.
         """
-        groups: Dict[Tuple[int, int], Tuple[BrainInfo, Any, List[int], List[int]]] = {}
-        index_maps: Dict[int, Dict[Any, int]] = {}
+        groups: dict[tuple[int, int], tuple[BrainInfo, Any, list[int], list[int]]] = {}
+        index_maps: dict[int, dict[Any, int]] = {}
         for next_idx, agent_id in enumerate(next_info.agents):
             agent_buffer = self.training_buffer[agent_id]
             stored_info = agent_buffer.last_brain_info
@@ -231,7 +238,7 @@ class RLTrainer(Trainer):
 
     def experience_columns(
         self, stored_info: BrainInfo, next_info: BrainInfo, stored_idx: Rows, next_idx: Rows
-    ) -> Dict[str, Any]:
+    ) -> dict[str, Any]:
         """The observation part of one step for n agents: field name -> n values.
 
         :param stored_info: the BrainInfo in which the agents decided.
@@ -245,10 +252,12 @@ class RLTrainer(Trainer):
             has previous actions.
         """
         policy = self.policy
-        columns: Dict[str, Any] = {}
+        columns: dict[str, Any] = {}
         for i in range(policy.vis_obs_size):
             camera, next_camera = stored_info.visual_observations[i], next_info.visual_observations[i]
-            columns[f"visual_obs{i}"] = camera if stored_idx is None else [camera[j] for j in stored_idx.tolist()]
+            columns[f"visual_obs{i}"] = (
+                camera if stored_idx is None else [camera[j] for j in stored_idx.tolist()]
+            )
             columns[f"next_visual_obs{i}"] = (
                 next_camera if next_idx is None else [next_camera[j] for j in next_idx.tolist()]
             )
@@ -266,7 +275,7 @@ class RLTrainer(Trainer):
             columns["prev_action"] = take_rows(stored_info.previous_vector_actions, stored_idx)
         return columns
 
-    def policy_output_columns(self, take_action_outputs: Dict[str, Any], agent_idx: Rows) -> Dict[str, Any]:
+    def policy_output_columns(self, take_action_outputs: dict[str, Any], agent_idx: Rows) -> dict[str, Any]:
         """What the trainer keeps of the policy's outputs for the agents at rows ``agent_idx`` of the
         decision (None: all, in order): field name -> one value per agent."""
         raise NotImplementedError
@@ -274,14 +283,14 @@ class RLTrainer(Trainer):
     def reward_output_columns(
         self,
         rewards_out: RewardSignalResults,
-        values: Dict[str, np.ndarray],
+        values: dict[str, np.ndarray],
         agent_idx: Rows,
         agent_next_idx: Rows,
-    ) -> Dict[str, Any]:
+    ) -> dict[str, Any]:
         """Each signal's scaled reward (``{name}_rewards``, rows ``agent_next_idx`` of the results) and
         the value estimate of its head (``{name}_value_estimates``, rows ``agent_idx`` of ``values``),
         as floats (None: all rows, in order)."""
-        columns: Dict[str, Any] = {}
+        columns: dict[str, Any] = {}
         for name, result in rewards_out.items():
             rewards = np.asarray(result.scaled_reward, dtype=np.float64).reshape(-1)
             columns[f"{name}_rewards"] = take_rows(rewards, agent_next_idx).tolist()
@@ -289,7 +298,7 @@ class RLTrainer(Trainer):
             columns[f"{name}_value_estimates"] = take_rows(estimates, agent_idx).tolist()
         return columns
 
-    def add_policy_outputs(self, take_action_outputs: Dict[str, Any], agent_id: Any, agent_idx: int) -> None:
+    def add_policy_outputs(self, take_action_outputs: dict[str, Any], agent_id: Any, agent_idx: int) -> None:
         """Append what the trainer keeps of the policy's outputs for one agent (row ``agent_idx``)."""
         columns = self.policy_output_columns(take_action_outputs, np.array([agent_idx]))
         self.training_buffer.append_rows([agent_id], columns)
@@ -297,21 +306,25 @@ class RLTrainer(Trainer):
     def add_rewards_outputs(
         self,
         rewards_out: RewardSignalResults,
-        values: Dict[str, np.ndarray],
+        values: dict[str, np.ndarray],
         agent_id: Any,
         agent_idx: int,
         agent_next_idx: int,
     ) -> None:
         """Append the rewards (index ``agent_next_idx``) and value estimates (index ``agent_idx``) of one agent."""
-        columns = self.reward_output_columns(rewards_out, values, np.array([agent_idx]), np.array([agent_next_idx]))
+        columns = self.reward_output_columns(
+            rewards_out, values, np.array([agent_idx]), np.array([agent_next_idx])
+        )
         self.training_buffer.append_rows([agent_id], columns)
 
     def _collect_rewards(
-        self, agent_ids: List[Any], env_rewards: Any, rewards_out: RewardSignalResults, next_idx: Rows
+        self, agent_ids: list[Any], env_rewards: Any, rewards_out: RewardSignalResults, next_idx: Rows
     ) -> None:
         """Add the step's rewards (rows ``next_idx``) to the agents' episode sums."""
         sums = {"environment": np.asarray(env_rewards, dtype=np.float32).reshape(-1)}
-        sums.update({name: np.asarray(result.scaled_reward).reshape(-1) for name, result in rewards_out.items()})
+        sums.update(
+            {name: np.asarray(result.scaled_reward).reshape(-1) for name, result in rewards_out.items()}
+        )
         for name, rewards in sums.items():
             collected = self.collected_rewards[name]
             for agent_id, reward in zip(agent_ids, take_rows(rewards, next_idx).astype(np.float64).tolist()):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -44,10 +44,10 @@ class _GraphBuilder:
     """Collects layers, constants, inputs and memories; names are made unique on the way."""
 
     def __init__(self) -> None:
-        self.layers: List[Layer] = []
-        self.constants: Dict[str, np.ndarray] = {}
-        self.input_shapes: Dict[str, List[int]] = {}
-        self.memories: List[Tuple[List[int], str, str]] = []
+        self.layers: list[Layer] = []
+        self.constants: dict[str, np.ndarray] = {}
+        self.input_shapes: dict[str, list[int]] = {}
+        self.memories: list[tuple[list[int], str, str]] = []
         self._taken: set = set()
 
     def unique(self, base: str) -> str:
@@ -79,7 +79,9 @@ class _GraphBuilder:
     def binary(self, name: str, layer_type: LayerType, a: str, b: str) -> str:
         return self.layer(name, layer_type, [a, b])
 
-    def binary_const(self, name: str, layer_type: LayerType, x: str, value: float, const_first: bool = False) -> str:
+    def binary_const(
+        self, name: str, layer_type: LayerType, x: str, value: float, const_first: bool = False
+    ) -> str:
         """``x (op) value`` with the constant named after the layer (``<layer>/y``, or ``<layer>/x``
         when it is the first operand)."""
         name = self.unique(name)
@@ -88,7 +90,7 @@ class _GraphBuilder:
         self.layers.append(Layer(name=name, type=int(layer_type), inputs=inputs))
         return name
 
-    def dense(self, scope: str, x: str, kernel: np.ndarray, bias: Optional[np.ndarray]) -> str:
+    def dense(self, scope: str, x: str, kernel: np.ndarray, bias: np.ndarray | None) -> str:
         kernel = np.asarray(kernel, dtype=np.float32)
         name = self.unique(f"{scope}/BiasAdd" if bias is not None else f"{scope}/MatMul")
         bias_name = f"{scope}/bias" if bias is not None else f"{name}/patch:0"
@@ -102,7 +104,10 @@ class _GraphBuilder:
 
     def conv(self, scope: str, x: str, conv) -> str:
         name = self.unique(f"{scope}/BiasAdd")
-        tensors = [Tensor(f"{scope}/kernel", conv.kernel.numpy()), Tensor(f"{scope}/bias", _rank4(conv.bias.numpy()))]
+        tensors = [
+            Tensor(f"{scope}/kernel", conv.kernel.numpy()),
+            Tensor(f"{scope}/bias", _rank4(conv.bias.numpy())),
+        ]
         pads = [0, 0, 0, 0] if conv.padding == "VALID" else [-1]
         self.layers.append(
             Layer(
@@ -118,7 +123,12 @@ class _GraphBuilder:
 
     def channel_slice(self, name: str, x: str, start: int, end: int) -> str:
         return self.layer(
-            name, LayerType.StridedSlice, [x], pads=[0, 0, 0, start], pool_size=[0, 0, 0, end], strides=[1, 1, 1, 1]
+            name,
+            LayerType.StridedSlice,
+            [x],
+            pads=[0, 0, 0, start],
+            pool_size=[0, 0, 0, end],
+            strides=[1, 1, 1, 1],
         )
 
     def concat(self, name: str, inputs: Sequence[str]) -> str:
@@ -140,7 +150,7 @@ class _GraphBuilder:
             layers.insert(0, load)
         produced = {layer.name for layer in self.layers}
         memory_inputs = {memory[1] for memory in self.memories}
-        inputs: Dict[str, List[int]] = {}
+        inputs: dict[str, list[int]] = {}
         consumed = set()
         for layer in self.layers:
             for name in layer.inputs:
@@ -192,7 +202,7 @@ def _visual_encoder(g: _GraphBuilder, encoder: VisualEncoder, x: str, scope: str
     return _vector_encoder(g, encoder.dense, x, f"{scope}/flat_encoding/{scope}")
 
 
-def _normalized_vector(g: _GraphBuilder, model: PPOModel) -> Optional[str]:
+def _normalized_vector(g: _GraphBuilder, model: PPOModel) -> str | None:
     if model.vec_obs_size == 0:
         return None
     x = g.input("vector_observation", [-1, 1, 1, model.vec_obs_size])
@@ -211,7 +221,7 @@ def _normalized_vector(g: _GraphBuilder, model: PPOModel) -> Optional[str]:
     return g.binary_const("normalized_state", LayerType.Max, upper, -5.0)
 
 
-def _stream(g: _GraphBuilder, model: PPOModel, stream: int, vector: Optional[str]) -> str:
+def _stream(g: _GraphBuilder, model: PPOModel, stream: int, vector: str | None) -> str:
     parts = []
     for i, encoder in enumerate(model.visual_encoders[stream]):
         name = f"visual_observation_{i}"
@@ -335,7 +345,9 @@ def convert_model(model: PPOModel) -> Model:
                     pool_size=[0, 0, 0, k],
                     strides=[1, 1, 1, 0],
                 )
-                parts.append(g.layer("one_hot", LayerType.OneHot, [column], pool_size=[size], alpha=1.0, beta=0.0))
+                parts.append(
+                    g.layer("one_hot", LayerType.OneHot, [column], pool_size=[size], alpha=1.0, beta=0.0)
+                )
             hidden = g.layer("concat_1", LayerType.Concat, parts, axis=3)
             hidden = _lstm(g, model.lstm, hidden, "lstm", "")
         _discrete_head(g, model, hidden)

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -40,7 +41,7 @@ def as_bool(value: Any) -> bool:
     return bool(value)
 
 
-Signature = Sequence[Union[tf.TensorSpec, Dict[str, tf.TensorSpec]]]
+Signature = Sequence[tf.TensorSpec | dict[str, tf.TensorSpec]]
 
 
 class FixedSignatureFunction:
@@ -69,8 +70,8 @@ class FixedSignatureFunction:
         # only add seconds of tracing to every start.
         self.function = tf.function(python_function, input_signature=list(input_signature), autograph=False)
         # Flattened like tf.nest does: arguments in order, dict entries by sorted key.
-        self._keys: List[Optional[Tuple[str, ...]]] = []
-        self._specs: List[Tuple[str, tf.TensorSpec]] = []
+        self._keys: list[tuple[str, ...] | None] = []
+        self._specs: list[tuple[str, tf.TensorSpec]] = []
         for position, spec in enumerate(input_signature):
             if isinstance(spec, dict):
                 keys = tuple(sorted(spec))
@@ -80,11 +81,12 @@ class FixedSignatureFunction:
                 self._keys.append(None)
                 self._specs.append((f"argument {position}", spec))
         self._checks = [
-            (name, spec.dtype, spec.dtype.as_numpy_dtype, tuple(spec.shape.as_list())) for name, spec in self._specs
+            (name, spec.dtype, spec.dtype.as_numpy_dtype, tuple(spec.shape.as_list()))
+            for name, spec in self._specs
         ]
         # Traced now, while the policy is built: the first decision of a training run is then as
         # fast as the others, and the loop's timers measure running, not tracing.
-        self._call: Callable[[List[tf.Tensor]], Any] = self._trace()
+        self._call: Callable[[list[tf.Tensor]], Any] = self._trace()
 
     def tracing_count(self) -> int:
         """How often the function was traced (1: once, when the wrapper was created)."""
@@ -93,7 +95,7 @@ class FixedSignatureFunction:
     def __call__(self, *args: Any) -> Any:
         if len(args) != len(self._keys):
             raise TypeError(f"expected {len(self._keys)} arguments, got {len(args)}")
-        values: List[Any] = []
+        values: list[Any] = []
         for arg, keys in zip(args, self._keys):
             if keys is None:
                 values.append(arg)
@@ -104,7 +106,7 @@ class FixedSignatureFunction:
                 raise TypeError(f"expected the inputs {list(keys)}, got {got}")
         return self._call([self._to_tensor(value, check) for value, check in zip(values, self._checks)])
 
-    def _trace(self) -> Callable[[List[tf.Tensor]], Any]:
+    def _trace(self) -> Callable[[list[tf.Tensor]], Any]:
         concrete = self.function.get_concrete_function()
         call_flat = getattr(concrete, "_call_flat", None)
         if call_flat is None:  # another TensorFlow version: the public (slower) way
@@ -112,7 +114,7 @@ class FixedSignatureFunction:
         return lambda tensors: call_flat(tensors, concrete.captured_inputs)
 
     @staticmethod
-    def _to_tensor(value: Any, check: Tuple[str, tf.DType, Any, Tuple[Optional[int], ...]]) -> tf.Tensor:
+    def _to_tensor(value: Any, check: tuple[str, tf.DType, Any, tuple[int | None, ...]]) -> tf.Tensor:
         name, dtype, numpy_dtype, shape = check
         if isinstance(value, tf.Tensor):
             if value.dtype != dtype:
@@ -121,7 +123,9 @@ class FixedSignatureFunction:
         else:
             value = np.asarray(value, dtype=numpy_dtype)
             actual = value.shape
-        if len(actual) != len(shape) or any(want is not None and want != got for want, got in zip(shape, actual)):
+        if len(actual) != len(shape) or any(
+            want is not None and want != got for want, got in zip(shape, actual)
+        ):
             raise ValueError(f"input {name}: expected shape {list(shape)} (None: any), got {list(actual)}")
         return value if isinstance(value, tf.Tensor) else tf.constant(value)
 
@@ -147,12 +151,12 @@ class TFPolicy(Policy):
         "action_output_shape",
     ]
 
-    def __init__(self, seed: int, brain: BrainParameters, trainer_parameters: Dict[str, Any]) -> None:
+    def __init__(self, seed: int, brain: BrainParameters, trainer_parameters: dict[str, Any]) -> None:
         self.seed = int(seed)
         self.brain = brain
         self.trainer_parameters = trainer_parameters
-        self.model: Optional[LearningModel] = None
-        self.optimizer: Optional[tf.Module] = None
+        self.model: LearningModel | None = None
+        self.optimizer: tf.Module | None = None
         self.m_size = 0
         self.sequence_length = 1
         self.use_recurrent = as_bool(trainer_parameters.get("use_recurrent", False))
@@ -172,16 +176,16 @@ class TFPolicy(Policy):
                 raise UnityPolicyException(
                     f"The memory size for brain {brain.brain_name} is {self.m_size} but it must be divisible by 4."
                 )
-        self._checkpoint: Optional[tf.train.Checkpoint] = None
-        self._checkpoint_manager: Optional[tf.train.CheckpointManager] = None
+        self._checkpoint: tf.train.Checkpoint | None = None
+        self._checkpoint_manager: tf.train.CheckpointManager | None = None
         # The step count is kept in Python (None: read global_step first); increments reach the
         # variable only when TensorFlow reads it (see increment_step and write_step_count).
-        self._known_step: Optional[int] = None
+        self._known_step: int | None = None
         self._unwritten_steps = 0
 
     # ------------------------------------------------------------------ decisions
 
-    def evaluate(self, brain_info: BrainInfo) -> Dict[str, Any]:
+    def evaluate(self, brain_info: BrainInfo) -> dict[str, Any]:
         """The policy's outputs for the agents of ``brain_info`` (numpy arrays, agents on axis 0)."""
         raise NotImplementedError
 
@@ -202,7 +206,7 @@ class TFPolicy(Policy):
             outputs=run_out,
         )
 
-    def update(self, mini_batch: Dict[str, np.ndarray], num_sequences: int) -> Dict[str, float]:
+    def update(self, mini_batch: dict[str, np.ndarray], num_sequences: int) -> dict[str, float]:
         """One gradient step on ``mini_batch`` (buffer field name -> array); returns statistics."""
         raise NotImplementedError
 
@@ -232,7 +236,7 @@ class TFPolicy(Policy):
 
     # ------------------------------------------------------------------ observation feeds
 
-    def observation_feed(self, brain_info: BrainInfo, rows: Optional[List[int]] = None) -> Dict[str, np.ndarray]:
+    def observation_feed(self, brain_info: BrainInfo, rows: list[int] | None = None) -> dict[str, np.ndarray]:
         """The network inputs of the agents of ``brain_info`` (all of them, or the indices ``rows``).
 
         Missing or malformed memories become zeros, missing action masks ones.
@@ -243,7 +247,7 @@ class TFPolicy(Policy):
         def pick(values: np.ndarray) -> np.ndarray:
             return values if index is None else values[index]
 
-        feed: Dict[str, np.ndarray] = {}
+        feed: dict[str, np.ndarray] = {}
         if self.use_vec_obs:
             feed["vector_observation"] = pick(np.asarray(brain_info.vector_observations, dtype=np.float32))
         for i in range(self.vis_obs_size):
@@ -256,7 +260,9 @@ class TFPolicy(Policy):
                 branches = len(self.brain.vector_action_space_size)
                 prev = brain_info.previous_vector_actions
                 if prev is None or np.shape(prev) != (n, branches):
-                    feed["prev_action"] = np.zeros((n if index is None else len(index), branches), dtype=np.int32)
+                    feed["prev_action"] = np.zeros(
+                        (n if index is None else len(index), branches), dtype=np.int32
+                    )
                 else:
                     feed["prev_action"] = pick(np.asarray(prev)).astype(np.int32)
         if self.use_recurrent:
@@ -277,7 +283,12 @@ class TFPolicy(Policy):
         """The agents' memories as float32 (n, memory_size): zeros when absent, cut/padded otherwise."""
         n = len(brain_info.agents)
         memories = brain_info.memories
-        if memories is None or np.ndim(memories) != 2 or np.shape(memories)[0] != n or np.shape(memories)[1] == 0:
+        if (
+            memories is None
+            or np.ndim(memories) != 2
+            or np.shape(memories)[0] != n
+            or np.shape(memories)[1] == 0
+        ):
             return self.make_empty_memory(n)
         memories = np.asarray(memories, dtype=np.float32)
         if memories.shape[1] >= self.m_size:
@@ -317,8 +328,8 @@ class TFPolicy(Policy):
 
     # ------------------------------------------------------------------ saving and loading
 
-    def _checkpoint_objects(self) -> Dict[str, Any]:
-        objects: Dict[str, Any] = {"model": self.model}
+    def _checkpoint_objects(self) -> dict[str, Any]:
+        objects: dict[str, Any] = {"model": self.model}
         if self.optimizer is not None:
             objects["optimizer"] = self.optimizer
         return objects

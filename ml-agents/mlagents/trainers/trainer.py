@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict, deque
-from typing import TYPE_CHECKING, Any, Deque, Dict, List, Optional
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import tensorflow as tf
@@ -63,26 +63,28 @@ class Trainer:
 
     def __init__(
         self,
-        brain: "BrainParameters",
-        trainer_parameters: Dict[str, Any],
+        brain: BrainParameters,
+        trainer_parameters: dict[str, Any],
         training: bool,
         run_id: str,
         reward_buff_cap: int = 1,
     ) -> None:
-        self.param_keys: List[str] = []
+        self.param_keys: list[str] = []
         self.brain = brain
         self.brain_name: str = brain.brain_name
         self.run_id = run_id
         self.trainer_parameters = trainer_parameters
-        self.summary_path: str = str(trainer_parameters.get("summary_path", f"./summaries/{run_id}_{self.brain_name}"))
+        self.summary_path: str = str(
+            trainer_parameters.get("summary_path", f"./summaries/{run_id}_{self.brain_name}")
+        )
         self.is_training = training
-        self.stats: Dict[str, List[float]] = defaultdict(list)
-        self.cumulative_returns_since_policy_update: List[float] = []
-        self.reward_buffer: Deque[float] = deque(maxlen=max(1, int(reward_buff_cap)))
+        self.stats: dict[str, list[float]] = defaultdict(list)
+        self.cumulative_returns_since_policy_update: list[float] = []
+        self.reward_buffer: deque[float] = deque(maxlen=max(1, int(reward_buff_cap)))
         self.trainer_metrics = TrainerMetrics(path=self.summary_path + ".csv", brain_name=self.brain_name)
         self.policy: Any = None
         self.step: int = 0
-        self._summary_writer: Optional[tf.summary.SummaryWriter] = None
+        self._summary_writer: tf.summary.SummaryWriter | None = None
 
     # ------------------------------------------------------------------ configuration
 
@@ -116,7 +118,7 @@ class Trainer:
         )
 
     @property
-    def parameters(self) -> Dict[str, Any]:
+    def parameters(self) -> dict[str, Any]:
         """The trainer's hyper-parameters."""
         return self.trainer_parameters
 
@@ -142,14 +144,14 @@ class Trainer:
 
     def add_experiences(
         self,
-        curr_info: "AllBrainInfo",
-        next_info: "AllBrainInfo",
-        take_action_outputs: "ActionInfoOutputs",
+        curr_info: AllBrainInfo,
+        next_info: AllBrainInfo,
+        take_action_outputs: ActionInfoOutputs,
     ) -> None:
         """Record the transition ``curr_info`` -> ``next_info`` produced by ``take_action_outputs``."""
         raise NotImplementedError(f"{self.__class__.__name__} does not implement add_experiences.")
 
-    def process_experiences(self, current_info: "AllBrainInfo", new_info: "AllBrainInfo") -> None:
+    def process_experiences(self, current_info: AllBrainInfo, new_info: AllBrainInfo) -> None:
         """Move finished trajectories (episode ends, time horizon reached) into the update buffer."""
         raise NotImplementedError(f"{self.__class__.__name__} does not implement process_experiences.")
 
@@ -233,7 +235,7 @@ class Trainer:
                 step,
                 status,
             )
-        scalars: Dict[str, float] = {}
+        scalars: dict[str, float] = {}
         for key, values in self.stats.items():
             if len(values) > 0:
                 scalars[key] = float(np.mean(values))
@@ -241,18 +243,20 @@ class Trainer:
         scalars[LESSON_TAG] = float(lesson_num)
         self.write_scalars(scalars, int(step))
 
-    def write_scalars(self, scalars: Dict[str, float], step: int) -> None:
+    def write_scalars(self, scalars: dict[str, float], step: int) -> None:
         """Write ``tag -> value`` scalars at ``step`` and flush.
 
         They are stored as classic ``simple_value`` summaries (what the original wrote), which
         TensorBoard shows and ``EventAccumulator.Scalars(tag)`` reads back.
         """
-        summary = Summary(value=[Summary.Value(tag=tag, simple_value=value) for tag, value in scalars.items()])
+        summary = Summary(
+            value=[Summary.Value(tag=tag, simple_value=value) for tag, value in scalars.items()]
+        )
         with self.summary_writer.as_default():
             tf.summary.experimental.write_raw_pb(summary.SerializeToString(), step=step)
         self.summary_writer.flush()
 
-    def write_tensorboard_text(self, key: str, input_dict: Dict[str, Any]) -> None:
+    def write_tensorboard_text(self, key: str, input_dict: dict[str, Any]) -> None:
         """Write ``input_dict`` as a two-column text table (``[key, str(value)]`` rows) named ``key``.
 
         Used for the ``Hyperparameters`` table at the start of training; written at the current step.

@@ -21,9 +21,10 @@ import logging
 import os
 import signal
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from time import perf_counter
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -60,17 +61,17 @@ class TrainerController:
 
     def __init__(
         self,
-        trainers: Dict[str, Trainer],
+        trainers: dict[str, Trainer],
         model_path: str,
         summaries_dir: str,
         run_id: str,
         save_freq: int,
-        meta_curriculum: Optional[MetaCurriculum],
+        meta_curriculum: MetaCurriculum | None,
         train: bool,
         training_seed: int,
         fast_simulation: bool,
         sampler_manager: SamplerManager,
-        resampling_interval: Optional[int],
+        resampling_interval: int | None,
     ) -> None:
         self.trainers = trainers
         self.model_path = model_path
@@ -87,15 +88,15 @@ class TrainerController:
         self.global_step = 0
         self.training_start_time = perf_counter()
         # The signal (SIGINT/SIGTERM) that asked the running loop to stop, see _stop_requests.
-        self._stop_signal: Optional[int] = None
+        self._stop_signal: int | None = None
         np.random.seed(training_seed)
         tf.random.set_seed(training_seed)
 
     # ------------------------------------------------------------------ measures and curricula
 
-    def _get_measure_vals(self) -> Dict[str, float]:
+    def _get_measure_vals(self) -> dict[str, float]:
         """Brain -> the measure its curriculum advances on (progress or mean recent return)."""
-        measures: Dict[str, float] = {}
+        measures: dict[str, float] = {}
         if self.meta_curriculum is None:
             return measures
         for brain_name, curriculum in self.meta_curriculum.brains_to_curriculums.items():
@@ -196,7 +197,7 @@ class TrainerController:
 
     # ------------------------------------------------------------------ resets
 
-    def _reset_env(self, env: EnvManager) -> List[StepInfo]:
+    def _reset_env(self, env: EnvManager) -> list[StepInfo]:
         """Reset every environment with fresh samples and the current lessons (curriculum values win)."""
         config = self.sampler_manager.sample_all()
         if self.meta_curriculum is not None:
@@ -209,7 +210,7 @@ class TrainerController:
             or not self.train_model
         )
 
-    def end_trainer_episodes(self, env: EnvManager, lessons_incremented: Dict[str, bool]) -> None:
+    def end_trainer_episodes(self, env: EnvManager, lessons_incremented: dict[str, bool]) -> None:
         """Reset the environments, end every trainer's episodes, clear the reward buffer of advanced brains."""
         self._reset_env(env)
         for trainer in self.trainers.values():
@@ -221,7 +222,7 @@ class TrainerController:
     def reset_env_if_ready(self, env: EnvManager, steps: int) -> None:
         """Advance curricula whose brains collected enough episodes; reset if a lesson changed or a
         generalization resampling is due (every ``resampling_interval`` global steps)."""
-        lessons_incremented: Dict[str, bool] = {}
+        lessons_incremented: dict[str, bool] = {}
         if self.meta_curriculum is not None:
             reward_buff_sizes = {name: len(trainer.reward_buffer) for name, trainer in self.trainers.items()}
             lessons_incremented = self.meta_curriculum.increment_lessons(
@@ -257,7 +258,7 @@ class TrainerController:
                 trainer.write_tensorboard_text("Hyperparameters", trainer.parameters)
         self.global_step = 0
         self.training_start_time = perf_counter()
-        env_error: Optional[UnityException] = None
+        env_error: UnityException | None = None
         interrupted = False
         try:
             try:
@@ -318,8 +319,8 @@ class TrainerController:
 
     @staticmethod
     def _transitions(
-        brain_name: str, step_infos: List[StepInfo]
-    ) -> List[Tuple[AllBrainInfo, AllBrainInfo, Optional[Dict[str, Any]]]]:
+        brain_name: str, step_infos: list[StepInfo]
+    ) -> list[tuple[AllBrainInfo, AllBrainInfo, dict[str, Any] | None]]:
         """The transitions of ``brain_name`` in ``step_infos``: (previous infos, current infos, policy
         outputs of the decision taken on the previous infos).
 
@@ -333,7 +334,9 @@ class TrainerController:
             action_info = (step_info.brain_name_to_action_info or {}).get(brain_name)
             if step_info.previous_all_brain_info is None or action_info is None:
                 continue
-            steps.append((step_info.previous_all_brain_info, step_info.current_all_brain_info, action_info.outputs))
+            steps.append(
+                (step_info.previous_all_brain_info, step_info.current_all_brain_info, action_info.outputs)
+            )
         if len(steps) < 2 or any(
             not outputs or brain_name not in previous or brain_name not in current
             for previous, current, outputs in steps
@@ -344,7 +347,9 @@ class TrainerController:
             (
                 {brain_name: concatenate_brain_infos(previous_infos)},
                 {brain_name: concatenate_brain_infos([current[brain_name] for _, current, _ in steps])},
-                concatenate_outputs([outputs for _, _, outputs in steps], [len(i.agents) for i in previous_infos]),
+                concatenate_outputs(
+                    [outputs for _, _, outputs in steps], [len(i.agents) for i in previous_infos]
+                ),
             )
         ]
 

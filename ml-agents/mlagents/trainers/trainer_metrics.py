@@ -23,7 +23,6 @@ from __future__ import annotations
 import csv
 import logging
 from time import perf_counter
-from typing import List, Optional
 
 LOGGER = logging.getLogger("mlagents.trainers")
 
@@ -47,14 +46,14 @@ class TrainerMetrics:
     def __init__(self, path: str, brain_name: str) -> None:
         self.path = path
         self.brain_name = brain_name
-        self.rows: List[List[str]] = []
+        self.rows: list[list[str]] = []
         self.time_training_start = perf_counter()
-        self.time_start_experience_collection: Optional[float] = None
-        self.delta_last_experience_collection: Optional[float] = None
-        self.last_buffer_length: Optional[int] = None
-        self.last_mean_return: Optional[float] = None
-        self.time_policy_update_start: Optional[float] = None
-        self.delta_policy_update: Optional[float] = None
+        self.time_start_experience_collection: float | None = None
+        self.delta_last_experience_collection: float | None = None
+        self.last_buffer_length: int | None = None
+        self.last_mean_return: float | None = None
+        self.time_policy_update_start: float | None = None
+        self.delta_policy_update: float | None = None
 
     def start_experience_collection_timer(self) -> None:
         """Start timing a stretch of experience collection (call before bookkeeping)."""
@@ -98,7 +97,7 @@ class TrainerMetrics:
         self.time_policy_update_start = None
 
     def _add_row(self, delta_train_start: float) -> None:
-        def fmt(value: Optional[float]) -> str:
+        def fmt(value: float | None) -> str:
             return "" if value is None else f"{value:0.3f}"
 
         self.rows.append(

@@ -11,7 +11,8 @@ from __future__ import annotations
 import importlib
 import logging
 import re
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 LOGGER = logging.getLogger("mlagents.trainers")
 
 # trainer name -> (module, class). The module is imported only when a brain asks for that trainer.
-TRAINER_CLASSES: Dict[str, tuple] = {
+TRAINER_CLASSES: dict[str, tuple] = {
     "ppo": ("mlagents.trainers.ppo.trainer", "PPOTrainer"),
     "offline_bc": ("mlagents.trainers.bc.offline_trainer", "OfflineBCTrainer"),
     "online_bc": ("mlagents.trainers.bc.online_trainer", "OnlineBCTrainer"),
@@ -48,7 +49,7 @@ _ConfigLoader.add_implicit_resolver(
 )
 
 
-def load_config(trainer_config_path: str) -> Dict[str, Any]:
+def load_config(trainer_config_path: str) -> dict[str, Any]:
     """Read a YAML file (trainer configuration or sampler file).
 
     Numbers in scientific notation (``5.0e4``) are read as floats.
@@ -62,7 +63,9 @@ def load_config(trainer_config_path: str) -> Dict[str, Any]:
         with open(trainer_config_path, encoding="utf-8") as data_file:
             config = yaml.load(data_file, Loader=_ConfigLoader)
     except FileNotFoundError:
-        raise UnityEnvironmentException(f"Parameter file could not be found at {trainer_config_path}.") from None
+        raise UnityEnvironmentException(
+            f"Parameter file could not be found at {trainer_config_path}."
+        ) from None
     except IsADirectoryError:
         raise UnityEnvironmentException(
             f"Parameter file could not be found at {trainer_config_path}: it is a directory, not a YAML file."
@@ -92,7 +95,7 @@ def load_config(trainer_config_path: str) -> Dict[str, Any]:
     return config
 
 
-def trainer_parameters_for_brain(trainer_config: Mapping[str, Any], brain_name: str) -> Dict[str, Any]:
+def trainer_parameters_for_brain(trainer_config: Mapping[str, Any], brain_name: str) -> dict[str, Any]:
     """The merged hyper-parameters of ``brain_name``: ``default`` updated with the brain's section.
 
     :raises UnityEnvironmentException: the config has neither a ``default`` nor a ``brain_name``
@@ -108,7 +111,7 @@ def trainer_parameters_for_brain(trainer_config: Mapping[str, Any], brain_name: 
             f"The trainer config has no section for the brain {brain_name} and no 'default' section. "
             f"Add a '{brain_name}:' section or a 'default:' section."
         )
-    params: Dict[str, Any] = dict(default or {})
+    params: dict[str, Any] = dict(default or {})
     if brain_name in trainer_config:
         key: Any = brain_name
         seen = [key]
@@ -144,9 +147,9 @@ def initialize_trainers(
     train_model: bool,
     load_model: bool,
     seed: int,
-    meta_curriculum: Optional["MetaCurriculum"] = None,
+    meta_curriculum: MetaCurriculum | None = None,
     multi_gpu: bool = False,
-) -> Dict[str, "Trainer"]:
+) -> dict[str, Trainer]:
     """Create the trainer of every external brain.
 
     For each brain ``B`` its hyper-parameters (see :func:`trainer_parameters_for_brain`) get
@@ -170,7 +173,7 @@ def initialize_trainers(
         trainer type.
     :raises UnityTrainerException: a required hyper-parameter is missing (raised by the trainer).
     """
-    trainers: Dict[str, "Trainer"] = {}
+    trainers: dict[str, Trainer] = {}
     for brain_name, brain in external_brains.items():
         params = trainer_parameters_for_brain(trainer_config, brain_name)
         params["summary_path"] = f"{summaries_dir}/{run_id}_{brain_name}"

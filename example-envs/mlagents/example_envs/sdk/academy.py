@@ -14,6 +14,7 @@ messages Python sends, exactly like the Unity academy is driven by its communica
 Per-agent state lives in numpy arrays indexed by agent index (0..num_agents-1, declaration
 order). Vectors are float32 like Unity's floats.
 """
+
 from __future__ import annotations
 
 import enum
@@ -201,7 +202,8 @@ class Academy:
         self._periodic = periodic
         self._any_periodic = bool(periodic.any())
         self._interval_groups = [
-            (int(interval), periodic & (self._interval == interval)) for interval in np.unique(self._interval[periodic])
+            (int(interval), periodic & (self._interval == interval))
+            for interval in np.unique(self._interval[periodic])
         ]
         self._single_brain = self._all_on_one_brain()
 
@@ -288,7 +290,9 @@ class Academy:
             return
         brain = self._brain_of_group(index)
         if brain.mask_length == 0:
-            raise ValueError(f"Brain '{brain.spec.name}' is continuous; action masks are for discrete brains.")
+            raise ValueError(
+                f"Brain '{brain.spec.name}' is continuous; action masks are for discrete brains."
+            )
         mask_array = np.asarray(mask, dtype=bool)
         if branch is not None:
             lo, hi = int(brain.branch_bounds[branch]), int(brain.branch_bounds[branch + 1])
@@ -504,7 +508,9 @@ class Academy:
         deciding = self._request_decision
         if not _count(deciding):
             if academy_done:
-                return AcademyOutput(True, {name: b.empty for name, b in zip(self._brain_names, self._brains)})
+                return AcademyOutput(
+                    True, {name: b.empty for name, b in zip(self._brain_names, self._brains)}
+                )
             return None
         batches = self._collect(deciding)
         self._reward[deciding] = 0.0
@@ -560,16 +566,15 @@ class Academy:
             vector = brain.empty.vector_observations if k == 0 else np.zeros((k, 0), dtype=np.float32)
 
         masks = None
-        if brain.mask_length:
-            if _count(self._has_mask[index]):
-                masks = brain.masks[index]
-                bounds = brain.branch_bounds
-                for b in range(len(bounds) - 1):
-                    if masks[:, bounds[b] : bounds[b + 1]].all(axis=1).any():
-                        raise ValueError(
-                            f"{type(self.scene).__name__} masked every action of branch {b} of brain "
-                            f"'{name}'; at least one action of each branch must stay allowed."
-                        )
+        if brain.mask_length and _count(self._has_mask[index]):
+            masks = brain.masks[index]
+            bounds = brain.branch_bounds
+            for b in range(len(bounds) - 1):
+                if masks[:, bounds[b] : bounds[b + 1]].all(axis=1).any():
+                    raise ValueError(
+                        f"{type(self.scene).__name__} masked every action of branch {b} of brain "
+                        f"'{name}'; at least one action of each branch must stay allowed."
+                    )
 
         visuals = []
         for camera, resolution in enumerate(brain.spec.camera_resolutions):
@@ -619,7 +624,9 @@ class Academy:
                 acting[:] = False
                 self.scene.agent_action(index, self._action[index, : brain.action_length])
             else:
-                groups = [(brain, (acting & (self._brain == brain.index)).nonzero()[0]) for brain in self._brains]
+                groups = [
+                    (brain, (acting & (self._brain == brain.index)).nonzero()[0]) for brain in self._brains
+                ]
                 acting[:] = False
                 for brain, index in groups:
                     if index.size:

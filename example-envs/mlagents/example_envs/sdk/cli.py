@@ -7,6 +7,7 @@ Accepted like a Unity player: ``--port N`` (default 5005, also when it cannot be
 ``--fault-exit-after K``, ``--fault-hang-after K``, ``--fault-never-connect``,
 ``--api-version STR``. Unknown arguments are ignored, as Unity ignores them.
 """
+
 from __future__ import annotations
 
 import argparse

@@ -5,6 +5,7 @@ initialization output (call #1), receives the seed, makes the empty call #2 whos
 first reset input, and then makes one call per exchange point. A reply with a status other
 than 200, an RPC error or a QUIT command end the build cleanly (exit status 0).
 """
+
 from __future__ import annotations
 
 import logging
@@ -14,6 +15,7 @@ import time
 from dataclasses import dataclass
 
 import grpc
+
 from mlagents.envs.communicator_objects import Header, UnityMessage, UnityToExternalStub
 
 from .academy import Academy

@@ -1,4 +1,5 @@
 """Finding the Scene class a build or a LocalEnvironment should run."""
+
 from __future__ import annotations
 
 import importlib

@@ -13,6 +13,7 @@ Example::
         batches = env.step({"BasicLearning": np.full((1, 1), 2.0, dtype=np.float32)})
     env.close()
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -119,7 +120,9 @@ class LocalEnvironment:
             actions = {}
         elif not isinstance(actions, Mapping):
             if len(self.brains) != 1:
-                raise ValueError(f"This scene has several brains {self.brain_names}; pass a dict brain -> actions.")
+                raise ValueError(
+                    f"This scene has several brains {self.brain_names}; pass a dict brain -> actions."
+                )
             actions = {self.brain_names[0]: actions}
         return self._advance(AcademyInput(command=Command.STEP, actions=actions))
 
@@ -127,7 +130,7 @@ class LocalEnvironment:
         """Forget the scene (nothing runs in the background)."""
         self._closed = True
 
-    def __enter__(self) -> "LocalEnvironment":
+    def __enter__(self) -> LocalEnvironment:
         return self
 
     def __exit__(self, *exc: object) -> None:

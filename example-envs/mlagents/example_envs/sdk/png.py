@@ -1,4 +1,5 @@
 """PNG encoding of visual observations (what a Unity build sends for each camera)."""
+
 from __future__ import annotations
 
 import io

@@ -45,9 +45,10 @@ Details of the implementation (additions to the contract, none changes it):
 * Triggers are reported like solid colliders (the project's "queries hit triggers").
 * Ties (two colliders hit at the same distance) go to the lower index, boxes first.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -452,7 +453,9 @@ class RayPerception:
         if len(spheres) and k:
             idx, valid = world.candidates("spheres", groups)
             rel = starts[:, None, :] - spheres.centers[idx]  # (k, C, 3)
-            t = sphere_cast_spheres(rel[:, None], dirs[:, :, None, :], spheres.shape[idx][:, None], CAST_RADIUS)
+            t = sphere_cast_spheres(
+                rel[:, None], dirs[:, :, None, :], spheres.shape[idx][:, None], CAST_RADIUS
+            )
             t = np.where(valid[:, None, :], t, np.inf)
             j = np.argmin(t, axis=-1)
             tj = np.take_along_axis(t, j[..., None], axis=-1)[..., 0]

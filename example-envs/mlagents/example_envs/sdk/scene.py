@@ -42,6 +42,7 @@ The Academy API in detail (``agents`` = int64 indices, or a bool mask over all a
   read-only for scenes), ``engine_configuration``, ``FIXED_DELTA_TIME`` (0.02 s),
   ``seed``, ``ids`` (the int agent ids sent to Python).
 """
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
@@ -149,7 +150,7 @@ class Scene(ABC):
     """
 
     #: set by the Academy before ``initialize`` is called
-    academy: "Academy"
+    academy: Academy
 
     @classmethod
     @abstractmethod

@@ -4,11 +4,13 @@ Unity side of protocol spec sections 1, 2.4-2.6: the initialization output, one
 ``UnityRLOutput`` per exchange point (every brain present, maybe with an empty list) and the
 ``UnityRLInput`` replies turned back into :class:`~.academy.AcademyInput`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
 
 import numpy as np
+
 from mlagents.envs.communicator_objects import (
     AgentInfoProto,
     BrainParametersProto,
@@ -40,7 +42,8 @@ def brain_parameters_proto(brain: BrainSpec) -> BrainParametersProto:
         num_stacked_vector_observations=brain.num_stacked_vector_observations,
         vector_action_size=list(brain.vector_action_size),
         camera_resolutions=[
-            ResolutionProto(width=c.width, height=c.height, gray_scale=c.gray_scale) for c in brain.camera_resolutions
+            ResolutionProto(width=c.width, height=c.height, gray_scale=c.gray_scale)
+            for c in brain.camera_resolutions
         ],
         vector_action_descriptions=list(brain.vector_action_descriptions),
         vector_action_space_type=_SPACE_TYPES[brain.vector_action_space_type],
@@ -168,7 +171,9 @@ def input_from_message(message: UnityMessage, brains: Mapping[str, BrainSpec]) -
         rows = [list(a.vector_actions) for a in values]
         if any(len(row) < length for row in rows):
             raise ValueError(f"Python sent fewer than {length} action values for an agent of brain '{name}'.")
-        actions[name] = np.array([row[:length] for row in rows], dtype=np.float32).reshape(len(values), length)
+        actions[name] = np.array([row[:length] for row in rows], dtype=np.float32).reshape(
+            len(values), length
+        )
         if any(len(a.memories) for a in values):
             width = max(len(a.memories) for a in values)
             block = np.zeros((len(values), width), dtype=np.float32)

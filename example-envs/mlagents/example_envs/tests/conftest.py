@@ -5,6 +5,7 @@ and the check that a build over the wire plays exactly like the same scene in pr
 A scripted decision (``decide``) maps what the agents of one brain saw (a DecisionBatch in
 process, a BrainInfo over the wire) to their actions, float32 ``(agents, action size)``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
@@ -180,7 +181,9 @@ def _assert_wire_matches_local(
         atol = reset_obs_atol if decision == 0 and reset_obs_atol is not None else obs_atol
         for brain in brains:
             assert len(infos[brain].agents) == len(expected[brain].agents)
-            np.testing.assert_allclose(infos[brain].vector_observations, expected[brain].vector_observations, atol=atol)
+            np.testing.assert_allclose(
+                infos[brain].vector_observations, expected[brain].vector_observations, atol=atol
+            )
             np.testing.assert_allclose(infos[brain].rewards, expected[brain].rewards, atol=reward_atol)
         if decision < decisions:
             actions = decide(infos)

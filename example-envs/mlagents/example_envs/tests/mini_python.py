@@ -1,11 +1,13 @@
 """A minimal Python side of the wire for the SDK tests (not a test module): a gRPC server
 with the generated servicer whose every call the test answers by hand."""
+
 from __future__ import annotations
 
 import queue
 from concurrent import futures
 
 import grpc
+
 from mlagents.envs.communicator_objects import (
     EnvironmentParametersProto,
     Header,
@@ -32,11 +34,11 @@ class MiniPython(service.UnityToExternalServicer):
         service.add_UnityToExternalServicer_to_server(self, self.server)
         self.port = self.server.add_insecure_port("127.0.0.1:0")
 
-    def Exchange(self, request, context):  # noqa: N802 (generated name)
+    def Exchange(self, request, context):
         self.calls.put(request)
         return self.replies.get()
 
-    def start(self) -> "MiniPython":
+    def start(self) -> MiniPython:
         self.server.start()
         return self
 

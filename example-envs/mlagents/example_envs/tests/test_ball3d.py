@@ -1,4 +1,5 @@
 """3DBall and 3DBallHard: physics pieces, scene rules, scripted control, and the real wire."""
+
 from __future__ import annotations
 
 import copy
@@ -93,7 +94,9 @@ def test_restitution_is_about_five_percent() -> None:
 
 
 def _place_on_tilted_platform(world: BallPlatformWorld, degrees: float, x: float = 0.0) -> None:
-    rotation = rotate_local(np.tile([0.0, 0, 0, 1], (world.num_areas, 1)), 2, np.full(world.num_areas, degrees))
+    rotation = rotate_local(
+        np.tile([0.0, 0, 0, 1], (world.num_areas, 1)), 2, np.full(world.num_areas, degrees)
+    )
     world.set_platform_rotations(np.arange(world.num_areas), rotation)
     normal = unity_rotation_matrix(rotation[0]) @ [0.0, 1.0, 0.0]
     along = unity_rotation_matrix(rotation[0]) @ [1.0, 0.0, 0.0]
@@ -218,7 +221,9 @@ def test_fall_gives_minus_one_and_the_next_episode_starts_at_once() -> None:
     env.reset()
     finished = np.zeros(12, dtype=bool)
     for _ in range(300):  # tilt hard about z until every ball has rolled off the -x edge
-        batch = env.step({"3DBallLearning": np.tile([[1.0, 0.0]], (12, 1)).astype(np.float32)})["3DBallLearning"]
+        batch = env.step({"3DBallLearning": np.tile([[1.0, 0.0]], (12, 1)).astype(np.float32)})[
+            "3DBallLearning"
+        ]
         first_done = batch.local_done & ~finished
         running = ~finished & ~batch.local_done
         np.testing.assert_allclose(batch.rewards[running], 0.1)
@@ -248,7 +253,9 @@ def balance(observations: np.ndarray, gain: float = 0.2) -> np.ndarray:
     goal_z = np.where(airborne, 0.0, gain * (offset[:, 0] + velocity[:, 0]))
     goal_x = np.where(airborne, 0.0, -gain * (offset[:, 2] + velocity[:, 2]))
     # One decision turns at most 10 degrees, i.e. ~0.087 in quaternion component.
-    return np.clip(np.stack([goal_z - tilt_z, goal_x - tilt_x], axis=1) / 0.0873, -1.0, 1.0).astype(np.float32)
+    return np.clip(np.stack([goal_z - tilt_z, goal_x - tilt_x], axis=1) / 0.0873, -1.0, 1.0).astype(
+        np.float32
+    )
 
 
 def random_actions(rng: np.random.Generator) -> np.ndarray:
@@ -259,7 +266,9 @@ def random_actions(rng: np.random.Generator) -> np.ndarray:
 @pytest.mark.parametrize("name", ["3DBall", "3DBallHard"])
 def test_pd_controller_reaches_the_benchmark(name: str, run_episodes) -> None:
     env = LocalEnvironment(name, seed=2)
-    returns, timeouts = run_episodes(env, BRAINS[name], lambda batch: balance(batch.vector_observations), 1001)
+    returns, timeouts = run_episodes(
+        env, BRAINS[name], lambda batch: balance(batch.vector_observations), 1001
+    )
     # A full episode is 1 + 5000/5 decisions of +0.1 and ends by the agent's max step.
     assert len(returns) == 12
     assert np.mean(returns) >= 80.0
@@ -270,7 +279,9 @@ def test_pd_controller_reaches_the_benchmark(name: str, run_episodes) -> None:
 @pytest.mark.parametrize("name", ["3DBall", "3DBallHard"])
 def test_random_policy_stays_far_below_the_benchmark(name: str, run_episodes) -> None:
     rng = np.random.default_rng(0)
-    returns, _ = run_episodes(LocalEnvironment(name, seed=0), BRAINS[name], lambda _: random_actions(rng), 150)
+    returns, _ = run_episodes(
+        LocalEnvironment(name, seed=0), BRAINS[name], lambda _: random_actions(rng), 150
+    )
     assert len(returns) >= 24
     assert np.mean(returns) < 10.0
 
@@ -338,7 +349,14 @@ def test_build_over_grpc_with_unity_environment(name: str, open_build, assert_wi
     # The same seed through the wire gives the same episode as in-process.
     local = LocalEnvironment(name, seed=3)
     assert_wire_matches_local(
-        env, local, [BRAINS[name]], decide, 3, obs_atol=1e-5, reward_atol=1e-6, reset_obs_atol=1e-6,
+        env,
+        local,
+        [BRAINS[name]],
+        decide,
+        3,
+        obs_atol=1e-5,
+        reward_atol=1e-6,
+        reset_obs_atol=1e-6,
         config={"gravity": 9.81},
     )
 

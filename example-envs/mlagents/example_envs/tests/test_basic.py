@@ -1,4 +1,5 @@
 """The Basic scene (example-environments spec 3.1) through LocalEnvironment."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,5 @@
 """GridWorld: grid rules, masks, the camera image, scripted control and the real wire."""
+
 from __future__ import annotations
 
 from collections import deque
@@ -78,7 +79,10 @@ def test_brain_parameters_agents_and_reset_parameter_defaults() -> None:
     batch = env.reset()[BRAIN]
     assert batch.vector_observations.shape == (1, 0)
     assert len(batch.visual_observations) == 1
-    assert batch.visual_observations[0].shape == (1, 84, 84, 3) and batch.visual_observations[0].dtype == np.uint8
+    assert (
+        batch.visual_observations[0].shape == (1, 84, 84, 3)
+        and batch.visual_observations[0].dtype == np.uint8
+    )
     assert batch.action_masks is not None and batch.action_masks.shape == (1, 5)
 
 
@@ -164,7 +168,7 @@ def test_episode_times_out_after_one_hundred_and_one_actions() -> None:
     env.reset()
     set_board(env, (0, 0), goals=[(4, 4)], pits=[(2, 2)])
     total = 0.0
-    for action_count in range(1, 200):
+    for action_count in range(1, 200):  # noqa: B007 (read after the loop)
         batch = env.step(act(NOOP))[BRAIN]
         total += float(batch.rewards[0])
         if batch.local_done[0]:
@@ -263,7 +267,9 @@ def test_build_over_grpc_sends_the_picture_as_png_and_the_masks(open_build) -> N
 def shortest_path_actions(brain_info) -> np.ndarray:  # type: ignore[no-untyped-def]
     """:func:`shortest_path_action` for every agent of a BrainInfo (pictures as floats in [0, 1])."""
     images = brain_info.visual_observations[0]
-    return np.array([[shortest_path_action(np.round(image * 255).astype(np.uint8))] for image in images], np.float32)
+    return np.array(
+        [[shortest_path_action(np.round(image * 255).astype(np.uint8))] for image in images], np.float32
+    )
 
 
 def test_two_workers_through_subprocess_env_manager(two_workers) -> None:

@@ -1,5 +1,6 @@
 """Hallway (example-environments spec section 3.5): brain, physics rules, rewards, a
 shortest-path controller against the benchmark, determinism, and the build over gRPC."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -55,8 +56,18 @@ def test_brain_agents_and_engine_configuration() -> None:
     assert (group.count, group.max_step, group.decision_interval, group.on_demand) == (16, 3000, 6, False)
     assert spec.reset_parameters == {}
     config = spec.training_configuration
-    assert (config.width, config.height, config.quality_level, config.time_scale, config.target_frame_rate) == (
-        128, 128, 0, 20.0, -1,
+    assert (
+        config.width,
+        config.height,
+        config.quality_level,
+        config.time_scale,
+        config.target_frame_rate,
+    ) == (
+        128,
+        128,
+        0,
+        20.0,
+        -1,
     )
 
 
@@ -100,8 +111,12 @@ def test_reset_randomises_block_goals_and_agent_as_the_spec_says() -> None:
     selections, goal_sides, agents = [], [], []
     for _ in range(8):
         scene.agent_reset(np.arange(16))
-        local_block = np.where((scene.selection == 0)[:, None], scene.orange_block, scene.red_block) - scene.origins
-        hidden = np.where((scene.selection == 0)[:, None], scene.red_block, scene.orange_block) - scene.origins
+        local_block = (
+            np.where((scene.selection == 0)[:, None], scene.orange_block, scene.red_block) - scene.origins
+        )
+        hidden = (
+            np.where((scene.selection == 0)[:, None], scene.red_block, scene.orange_block) - scene.origins
+        )
         assert np.all(np.abs(local_block[:, 1] - 2.0) < 1e-9) and np.all(hidden[:, 1] == -1000.0)
         assert np.all(np.abs(local_block[:, 2] + 12.3) <= 5.0)
         assert np.all(local_block[scene.selection == 1, 0] == 0.0)  # red is never shifted sideways
@@ -113,7 +128,9 @@ def test_reset_randomises_block_goals_and_agent_as_the_spec_says() -> None:
         agents.append(local_agent)
         orange_goal, red_goal = scene.goal_positions()
         np.testing.assert_allclose(np.abs(orange_goal[:, 0] - scene.origins[:, 0]), 7.0)
-        np.testing.assert_allclose(orange_goal[:, 0] + red_goal[:, 0] - 2 * scene.origins[:, 0], 0.0, atol=1e-9)
+        np.testing.assert_allclose(
+            orange_goal[:, 0] + red_goal[:, 0] - 2 * scene.origins[:, 0], 0.0, atol=1e-9
+        )
     assert 0.3 < np.mean(selections) < 0.7 and 0.3 < np.mean(goal_sides) < 0.7
 
 
@@ -206,7 +223,9 @@ def test_build_over_grpc_matches_the_in_process_scene(open_build, assert_wire_ma
 
 
 def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
-    workers = two_workers("Hallway", {BRAIN: lambda info: np.ones((len(info.agents), 1), np.float32)})  # forward
+    workers = two_workers(
+        "Hallway", {BRAIN: lambda info: np.ones((len(info.agents), 1), np.float32)}
+    )  # forward
     observations = [infos[BRAIN].vector_observations for infos in workers.first]
     assert all(obs.shape == (16, 108) for obs in observations)
     assert not np.allclose(observations[0], observations[1])  # worker seeds differ

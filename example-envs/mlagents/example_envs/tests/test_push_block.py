@@ -1,6 +1,7 @@
 """PushBlock (example-environments spec section 3.6): brain, reset rules and parameters,
 physics rules, rewards, a push-toward-goal controller against the benchmark,
 determinism, and the build over gRPC."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -96,8 +97,18 @@ def test_brain_agents_reset_parameters_and_engine_configuration() -> None:
     assert (group.count, group.max_step, group.decision_interval, group.on_demand) == (32, 5000, 5, False)
     assert spec.reset_parameters == DEFAULTS
     config = spec.training_configuration
-    assert (config.width, config.height, config.quality_level, config.time_scale, config.target_frame_rate) == (
-        400, 300, 0, 15.0, 60,
+    assert (
+        config.width,
+        config.height,
+        config.quality_level,
+        config.time_scale,
+        config.target_frame_rate,
+    ) == (
+        400,
+        300,
+        0,
+        15.0,
+        60,
     )
 
 
@@ -161,7 +172,9 @@ def test_block_drag_and_floor_friction_follow_unity_rules() -> None:
     world.set_block_velocities(area, np.array([[5.0, 0.0, 0.0]]))
     world.step()
     # drag 0.5: v * (1 - 0.5 * 0.02); floor: Average(0.6, 0) = 0.3 -> minus 0.3 * 9.81 * 0.02
-    np.testing.assert_allclose(world.block_velocities[0], [5.0 * 0.99 - 0.3 * 9.81 * 0.02, 0.0, 0.0], atol=1e-9)
+    np.testing.assert_allclose(
+        world.block_velocities[0], [5.0 * 0.99 - 0.3 * 9.81 * 0.02, 0.0, 0.0], atol=1e-9
+    )
 
     world.floor_mu[0] = 0.5 * (0.6 + 1.0)
     world.block_decay[0] = 0.0  # a block_drag of 2000 clamps Unity's factor at 0
@@ -284,7 +297,9 @@ def test_build_over_grpc_matches_the_in_process_scene(open_build, assert_wire_ma
 
 
 def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
-    workers = two_workers("PushBlock", {BRAIN: lambda info: np.zeros((len(info.agents), 1), np.float32)})  # no-op
+    workers = two_workers(
+        "PushBlock", {BRAIN: lambda info: np.zeros((len(info.agents), 1), np.float32)}
+    )  # no-op
     observations = [infos[BRAIN].vector_observations for infos in workers.first]
     assert all(obs.shape == (N, 210) for obs in observations)
     assert not np.allclose(observations[0], observations[1])  # worker seeds differ

@@ -1,4 +1,5 @@
 """RayPerception3D (spec section 2) against hand-computed sphere casts."""
+
 import math
 
 import numpy as np
@@ -83,7 +84,9 @@ def test_beyond_ray_distance_is_nothing_hit():
 
 def test_start_overlap_is_ignored_and_far_collider_is_seen():
     world = CastWorld()
-    world.add_boxes([[0.0, 1.0, 0.0], [0.0, 1.0, 7.0]], [[0.5, 0.5, 0.5], [1.0, 1.0, 1.0]], 0.0, ["agent", "wall"], 0)
+    world.add_boxes(
+        [[0.0, 1.0, 0.0], [0.0, 1.0, 7.0]], [[0.5, 0.5, 0.5], [1.0, 1.0, 1.0]], 0.0, ["agent", "wall"], 0
+    )
     sensor = RayPerception(10, [90], ["agent", "wall"])
     np.testing.assert_allclose(perceive(sensor, world)[0], [0, 1, 0, 0.55], atol=1e-6)
 
@@ -239,10 +242,17 @@ def test_vectorized_over_agents_rays_and_areas():
     n_areas = 6
     for g in range(n_areas):
         offset = np.array([100.0 * g, 0, 0])
-        world.add_boxes(offset + rng.uniform(-5, 5, (4, 3)), rng.uniform(0.3, 2, (4, 3)), rng.uniform(0, 360, 4),
-                        ["a", "b", "c", None], g)
+        world.add_boxes(
+            offset + rng.uniform(-5, 5, (4, 3)),
+            rng.uniform(0.3, 2, (4, 3)),
+            rng.uniform(0, 360, 4),
+            ["a", "b", "c", None],
+            g,
+        )
     world.add_spheres([[0.0, 1.0, 0.0]], [0.7], "b", -1)
-    sensor = RayPerception(12, [0, 45, 90, 135, 180, 110, 70], ["a", "b", "c"], start_offset=0.3, end_offset=1.0)
+    sensor = RayPerception(
+        12, [0, 45, 90, 135, 180, 110, 70], ["a", "b", "c"], start_offset=0.3, end_offset=1.0
+    )
     origins = np.array([[100.0 * g, 1.0, 0.0] for g in range(n_areas)]) + rng.uniform(-1, 1, (n_areas, 3))
     yaws = rng.uniform(0, 360, n_areas)
     groups = np.arange(n_areas)

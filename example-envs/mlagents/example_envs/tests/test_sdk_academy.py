@@ -1,5 +1,6 @@
 """Step semantics of the Academy engine (example-environments spec 1.2 / 1.3), on small scenes
 written here, run through LocalEnvironment and the Academy itself."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -269,7 +270,9 @@ class Rewarder(Scene):
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return SceneSpec("A", [BrainSpec("R", 1, "continuous", (1,))], [AgentGroup("R", 1, decision_interval=3)])
+        return SceneSpec(
+            "A", [BrainSpec("R", 1, "continuous", (1,))], [AgentGroup("R", 1, decision_interval=3)]
+        )
 
     def agent_reset(self, agents):
         pass

@@ -1,5 +1,6 @@
 """The RollerBall example of docs/Learning-Environment-Create-New.md works as written: in-process,
 as ``python -m mlagents.example_envs module:Class`` and through the two-line build script."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -16,7 +17,7 @@ import pytest
 from mlagents.example_envs.sdk.local import LocalEnvironment
 
 sys.path.insert(0, str(Path(__file__).parent))
-from mini_python import CLOSE, MiniPython  # noqa: E402  (helper beside the tests)
+from mini_python import CLOSE, MiniPython
 
 DOC = Path(__file__).resolve().parents[4] / "docs" / "Learning-Environment-Create-New.md"
 BRAIN = "RollerBallBrain"
@@ -78,7 +79,9 @@ def test_page_snippets_use_the_real_api(roller_dir):
 
 def _launch_and_handshake(command: list[str], cwd: Path) -> None:
     side = MiniPython().start()
-    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    env = dict(
+        os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    )
     process = subprocess.Popen(
         [*command, "--port", str(side.port)], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
@@ -99,7 +102,9 @@ def _launch_and_handshake(command: list[str], cwd: Path) -> None:
 
 
 def test_roller_ball_runs_as_a_build_by_module_and_through_the_build_script(roller_dir):
-    _launch_and_handshake([sys.executable, "-m", "mlagents.example_envs", "roller_ball:RollerBall"], roller_dir)
+    _launch_and_handshake(
+        [sys.executable, "-m", "mlagents.example_envs", "roller_ball:RollerBall"], roller_dir
+    )
     script = re.search(r"```sh\n(#!/bin/sh\n.*?)```", doc_text(), re.S).group(1)
     build = roller_dir / "RollerBall.x86_64"
     build.write_text(script)

@@ -1,6 +1,7 @@
 """The Basic build over real gRPC, against a minimal Python-side server written here with the
 generated servicer; the launcher (symlink, interpreter discovery, clear error) and the fault
 flags of the builds."""
+
 from __future__ import annotations
 
 import os
@@ -14,14 +15,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from mlagents.envs.communicator_objects import Header, UnityInput, UnityMessage, UnityRLInput
 
+from mlagents.envs.communicator_objects import Header, UnityInput, UnityMessage, UnityRLInput
 from mlagents.example_envs.sdk.client import ClientOptions, run_client
 from mlagents.example_envs.sdk.png import decode_png
 from mlagents.example_envs.sdk.scene import AgentGroup, BrainSpec, CameraResolution, Scene, SceneSpec
 
 sys.path.insert(0, str(Path(__file__).parent))
-from mini_python import TIMEOUT, MiniPython  # noqa: E402  (helper beside the tests)
+from mini_python import TIMEOUT, MiniPython
 
 BUILDS = Path(__file__).resolve().parents[3] / "builds"
 BASIC = BUILDS / "Basic.x86_64"
@@ -73,8 +74,9 @@ def test_launcher_and_symlink_are_executable():
 
 
 def test_basic_build_full_session(python_side, processes):
-    process = processes("--port", str(python_side.port), "-nographics", "-batchmode", "--unknown", "x",
-                        env=build_env())
+    process = processes(
+        "--port", str(python_side.port), "-nographics", "-batchmode", "--unknown", "x", env=build_env()
+    )
     init = python_side.handshake(seed=7).unity_output.rl_initialization_output
     assert init.name == "Academy"
     assert init.version == "API-9"
@@ -145,8 +147,13 @@ def test_launcher_reports_clearly_when_no_python_works(tmp_path):
     (builds / "Basic.x86_64").symlink_to("unity-build-launcher")
     env = {"PATH": str(tmp_path), "MLAGENTS_PYTHON": "/nonexistent", "HOME": str(tmp_path)}
     bash = shutil.which("bash")
-    process = subprocess.run([bash, str(builds / "Basic.x86_64"), "--port", "1"], env=env, capture_output=True,
-                             text=True, timeout=TIMEOUT)
+    process = subprocess.run(
+        [bash, str(builds / "Basic.x86_64"), "--port", "1"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
     assert process.returncode == 2
     assert "Cannot start the example environment 'Basic'" in process.stderr
     assert "/nonexistent: not an executable file" in process.stderr
@@ -179,7 +186,9 @@ def test_fault_exit_after(python_side, processes):
     python_side.handshake()
     python_side.reset()  # exchange 1
     python_side.step("BasicLearning", [[0.0]])  # exchange 2
-    python_side.reply(UnityMessage(header=Header(status=200), unity_input=UnityInput(rl_input=UnityRLInput())))
+    python_side.reply(
+        UnityMessage(header=Header(status=200), unity_input=UnityInput(rl_input=UnityRLInput()))
+    )
     assert process.wait(timeout=TIMEOUT) == 3
     assert "simulated crash" in process.stderr.read()
     with pytest.raises(queue.Empty):
@@ -190,7 +199,9 @@ def test_fault_hang_after(python_side, processes):
     process = processes("--port", str(python_side.port), "--fault-hang-after", "1", env=build_env())
     python_side.handshake()
     python_side.reset()  # exchange 1 answered, then silence
-    python_side.reply(UnityMessage(header=Header(status=200), unity_input=UnityInput(rl_input=UnityRLInput())))
+    python_side.reply(
+        UnityMessage(header=Header(status=200), unity_input=UnityInput(rl_input=UnityRLInput()))
+    )
     with pytest.raises(queue.Empty):
         python_side.next_call(timeout=1.5)
     assert process.poll() is None
@@ -222,8 +233,10 @@ class Camera(Scene):
     def spec(cls) -> SceneSpec:
         return SceneSpec(
             "CameraAcademy",
-            [BrainSpec("Cam", 2, "discrete", (2, 2), camera_resolutions=(CameraResolution(5, 3, True),)),
-             BrainSpec("Idle", 1, "continuous", (1,), is_training=False)],
+            [
+                BrainSpec("Cam", 2, "discrete", (2, 2), camera_resolutions=(CameraResolution(5, 3, True),)),
+                BrainSpec("Idle", 1, "continuous", (1,), is_training=False),
+            ],
             [AgentGroup("Cam", 2)],
             reset_parameters={"size": 2.0},
         )
@@ -233,7 +246,9 @@ class Camera(Scene):
 
     def collect_observations(self, agents):
         self.academy.set_action_mask(agents[:1], [True, False, False, False])
-        return np.tile(np.array([[1.0, self.academy.reset_parameters["size"]]], dtype=np.float32), (len(agents), 1))
+        return np.tile(
+            np.array([[1.0, self.academy.reset_parameters["size"]]], dtype=np.float32), (len(agents), 1)
+        )
 
     def render(self, agents, camera):
         images = np.zeros((len(agents), 3, 5, 3), dtype=np.uint8)
@@ -293,7 +308,6 @@ def test_client_gives_up_when_python_never_comes():
 
 def test_agent_infos_encoded_from_numpy_equal_field_by_field_construction():
     from mlagents.envs.communicator_objects import AgentInfoProto
-
     from mlagents.example_envs.sdk.academy import DecisionBatch
     from mlagents.example_envs.sdk.wire import agent_info_protos
 

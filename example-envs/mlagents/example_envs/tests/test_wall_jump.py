@@ -1,5 +1,6 @@
 """WallJump (spec section 3.7): brains, physics pieces, rewards, brain switching, reset parameters,
 curricula, a scripted jump controller, determinism, and the build over real gRPC."""
+
 from __future__ import annotations
 
 import json
@@ -63,7 +64,11 @@ def jump_sequence(world: WallJumpWorld, areas: np.ndarray) -> np.ndarray:
     """Scripted controller (reads the true state): run to the wall beside the block, jump about
     2.5 m in front of it, then head for the goal. Big-wall episodes walk off the back edge so
     that they end at once. Returns float32 ``(k, 4)`` actions."""
-    position, yaw, velocity = world.agent_positions(areas), world.agent_yaws(areas), world.agent_velocities(areas)
+    position, yaw, velocity = (
+        world.agent_positions(areas),
+        world.agent_yaws(areas),
+        world.agent_velocities(areas),
+    )
     block, heights = world.block_positions(areas), world.wall_heights[areas]
     actions = np.zeros((areas.size, 4), dtype=np.float32)
     for i in range(areas.size):
@@ -142,8 +147,18 @@ def test_brains_agents_and_reset_parameter_defaults() -> None:
     }
     assert spec.academy_max_steps == 0
     config = spec.training_configuration
-    assert (config.width, config.height, config.quality_level, config.time_scale, config.target_frame_rate) == (
-        80, 80, 1, 100.0, -1,
+    assert (
+        config.width,
+        config.height,
+        config.quality_level,
+        config.time_scale,
+        config.target_frame_rate,
+    ) == (
+        80,
+        80,
+        1,
+        100.0,
+        -1,
     )
 
 
@@ -437,7 +452,12 @@ def test_agent_reset_keeps_the_yaw_and_draws_positions_in_range() -> None:
 def test_reset_parameters_set_the_wall_height_of_each_configuration() -> None:
     env = LocalEnvironment("WallJump", seed=3)
     scene = scene_of(env)
-    config = {"no_wall_height": 0.5, "small_wall_height": 1.5, "big_wall_min_height": 2.0, "big_wall_max_height": 3.0}
+    config = {
+        "no_wall_height": 0.5,
+        "small_wall_height": 1.5,
+        "big_wall_min_height": 2.0,
+        "big_wall_max_height": 3.0,
+    }
     batches = env.reset(config)
     batches = env.step(zero_actions(batches))  # configurations apply on the step after the reset
     c = scene.configurations
@@ -448,7 +468,9 @@ def test_reset_parameters_set_the_wall_height_of_each_configuration() -> None:
     assert np.all((heights[c >= 2] >= 2.0) & (heights[c >= 2] <= 3.0))
     assert len(np.unique(heights[c >= 2])) > 1  # uniform between min and max
     # The ray sensors see the same walls.
-    np.testing.assert_allclose(scene.cast_world._boxes.shape[scene._wall_box : scene._wall_box + N, 1], heights / 2)
+    np.testing.assert_allclose(
+        scene.cast_world._boxes.shape[scene._wall_box : scene._wall_box + N, 1], heights / 2
+    )
     env.close()
 
 
@@ -481,7 +503,11 @@ def test_curricula_parse_and_reference_the_scene_reset_parameters() -> None:
 
     meta = MetaCurriculum(str(CURRICULA), defaults)
     assert meta.lesson_nums == {SMALL_BRAIN: 0, BIG_BRAIN: 0}
-    assert meta.get_config() == {"small_wall_height": 1.5, "big_wall_min_height": 0.0, "big_wall_max_height": 4.0}
+    assert meta.get_config() == {
+        "small_wall_height": 1.5,
+        "big_wall_min_height": 0.0,
+        "big_wall_max_height": 4.0,
+    }
 
 
 # ---------------------------------------------------------------- controllers
@@ -542,12 +568,12 @@ def test_build_over_grpc_with_unity_environment(open_build, assert_wire_matches_
 
 def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
     # random actions for each brain, from a generator of its own
-    deciders = {
-        name: (lambda info, rng=np.random.default_rng(i): random_actions(rng, len(info.agents)))
-        for i, name in enumerate(BRAINS)
-    }
+    rngs = {name: np.random.default_rng(i) for i, name in enumerate(BRAINS)}
+    deciders = {name: (lambda info, rng=rngs[name]: random_actions(rng, len(info.agents))) for name in BRAINS}
     workers = two_workers("WallJump", deciders)
-    observations = [np.concatenate([infos[name].vector_observations for name in BRAINS]) for infos in workers.first]
+    observations = [
+        np.concatenate([infos[name].vector_observations for name in BRAINS]) for infos in workers.first
+    ]
     assert all(obs.shape == (N, 444) for obs in observations)
     assert not np.allclose(observations[0], observations[1])  # different seeds, different episodes
     for infos in workers.transitions(6):

@@ -38,7 +38,9 @@ def assert_process_gone(popen: subprocess.Popen) -> None:
     assert popen.poll() is not None, "the build process is still running"
     assert not Path(f"/proc/{popen.pid}").exists() or _is_other_process(popen.pid)
     # A killed grandchild dies asynchronously (SIGKILL is delivered, then the kernel tears it down).
-    assert wait_until(lambda: process_group_members(popen.pid) == [], timeout=2.0), process_group_members(popen.pid)
+    assert wait_until(lambda: process_group_members(popen.pid) == [], timeout=2.0), process_group_members(
+        popen.pid
+    )
 
 
 def _is_other_process(pid: int) -> bool:

@@ -5,6 +5,8 @@ import logging
 
 import numpy as np
 import pytest
+from PIL import Image
+
 from mlagents.envs.brain import BrainInfo, BrainParameters, safe_concat_lists, safe_concat_np_ndarray
 from mlagents.envs.communicator_objects import (
     AgentInfoProto,
@@ -12,7 +14,6 @@ from mlagents.envs.communicator_objects import (
     CustomObservation,
     ResolutionProto,
 )
-from PIL import Image
 
 
 def png_bytes(pixels: np.ndarray) -> bytes:
@@ -107,10 +108,15 @@ def test_visual_observations_colour_and_gray_scale():
     colour = rng.integers(0, 256, size=(4, 6, 3))
     gray = rng.integers(0, 256, size=(5, 7, 3))
     params = brain(
-        cameras=[{"height": 4, "width": 6, "blackAndWhite": False}, {"height": 5, "width": 7, "blackAndWhite": True}]
+        cameras=[
+            {"height": 4, "width": 6, "blackAndWhite": False},
+            {"height": 5, "width": 7, "blackAndWhite": True},
+        ]
     )
     infos = [
-        AgentInfoProto(stacked_vector_observation=[0, 0, 0], visual_observations=[png_bytes(colour), png_bytes(gray)])
+        AgentInfoProto(
+            stacked_vector_observation=[0, 0, 0], visual_observations=[png_bytes(colour), png_bytes(gray)]
+        )
         for _ in range(2)
     ]
     info = BrainInfo.from_agent_proto(0, infos, params)
@@ -174,13 +180,19 @@ def test_no_warning_without_nan(caplog):
 
 
 def test_merge():
-    params = brain(action_size=(2,), space_type="discrete", cameras=[{"height": 2, "width": 2, "blackAndWhite": False}])
+    params = brain(
+        action_size=(2,), space_type="discrete", cameras=[{"height": 2, "width": 2, "blackAndWhite": False}]
+    )
     image = png_bytes(np.zeros((2, 2, 3)))
     first = BrainInfo.from_agent_proto(
         0,
         [
             AgentInfoProto(
-                stacked_vector_observation=[1, 1, 1], visual_observations=[image], id=1, memories=[1], reward=1
+                stacked_vector_observation=[1, 1, 1],
+                visual_observations=[image],
+                id=1,
+                memories=[1],
+                reward=1,
             )
         ],
         params,

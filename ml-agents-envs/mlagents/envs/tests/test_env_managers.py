@@ -1,5 +1,6 @@
 """SimpleEnvManager on the real Basic build, the shared step rule (auto-reset on global_done), and the
 transport of worker exceptions."""
+
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +10,11 @@ from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.communicator_objects import CommandProto
 from mlagents.envs.env_manager import EnvManager, StepInfo
 from mlagents.envs.environment import UnityEnvironment
-from mlagents.envs.exception import UnityActionException, UnityCommunicationException, UnityWorkerInUseException
+from mlagents.envs.exception import (
+    UnityActionException,
+    UnityCommunicationException,
+    UnityWorkerInUseException,
+)
 from mlagents.envs.mock_communicator import MockCommunicator
 from mlagents.envs.policy import Policy
 from mlagents.envs.simple_env_manager import SimpleEnvManager
@@ -29,7 +34,9 @@ class ConstantPolicy(Policy):
     def get_action(self, brain_info):
         self.calls += 1
         n = len(brain_info.agents)
-        return ActionInfo(np.full((n, self.width), self.action), None, None, np.zeros(n), {"action": self.action})
+        return ActionInfo(
+            np.full((n, self.width), self.action), None, None, np.zeros(n), {"action": self.action}
+        )
 
 
 @pytest.fixture
@@ -62,7 +69,9 @@ def test_simple_env_manager_steps_with_the_policy(basic_manager):
         (step_info,) = basic_manager.step()
         assert step_info.previous_all_brain_info is previous
         assert step_info.brain_name_to_action_info[BASIC].outputs == {"action": 2.0}
-        np.testing.assert_array_equal(step_info.current_all_brain_info[BASIC].previous_vector_actions, [[2.0]])
+        np.testing.assert_array_equal(
+            step_info.current_all_brain_info[BASIC].previous_vector_actions, [[2.0]]
+        )
         assert position(step_info.current_all_brain_info) == expected
         previous = step_info.current_all_brain_info
     assert policy.calls == 3

@@ -5,6 +5,7 @@ The same behaviour against a real build over real gRPC is in test_environment_bu
 
 import numpy as np
 import pytest
+
 from mlagents.envs import (
     UnityActionException,
     UnityEnvironment,
@@ -23,7 +24,9 @@ from mlagents.envs.mock_communicator import MockCommunicator
 class TwoBrainCommunicator(MockCommunicator):
     """MockCommunicator plus a second, not-trained brain "Watcher" and two reset parameters."""
 
-    def __init__(self, second_is_training: bool = False, first_is_training: bool = True, version: str = "API-9"):
+    def __init__(
+        self, second_is_training: bool = False, first_is_training: bool = True, version: str = "API-9"
+    ):
         super().__init__(discrete_action=True)
         self.second_is_training = second_is_training
         self.first_is_training = first_is_training
@@ -174,10 +177,22 @@ def test_step_before_reset_and_after_global_done(mock_env):
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"vector_action": [1]}, "The brain RealFakeBrain expected 6 continuous action(s), but was provided: [1.0]"),
-        ({"vector_action": {"Nope": [1]}}, "The name Nope does not correspond to an external brain in the environment"),
-        ({"memory": {"Nope": [1]}}, "The name Nope does not correspond to an external brain in the environment"),
-        ({"text_action": {"Nope": "x"}}, "The name Nope does not correspond to an external brain in the environment"),
+        (
+            {"vector_action": [1]},
+            "The brain RealFakeBrain expected 6 continuous action(s), but was provided: [1.0]",
+        ),
+        (
+            {"vector_action": {"Nope": [1]}},
+            "The name Nope does not correspond to an external brain in the environment",
+        ),
+        (
+            {"memory": {"Nope": [1]}},
+            "The name Nope does not correspond to an external brain in the environment",
+        ),
+        (
+            {"text_action": {"Nope": "x"}},
+            "The name Nope does not correspond to an external brain in the environment",
+        ),
         ({"text_action": ["a", "b"]}, "The brain RealFakeBrain expected 3 text_action but was given 2"),
         ({"vector_action": (1, 2)}, "step() got a tuple for vector_action"),
     ],
@@ -225,7 +240,10 @@ def test_single_brain_forms_without_external_brains(monkeypatch, argument, value
     env.reset()
     with pytest.raises(UnityActionException) as error:
         env.step(**{argument: value})
-    assert str(error.value) == f"There are no external brains in the environment, step cannot take a {name} input"
+    assert (
+        str(error.value)
+        == f"There are no external brains in the environment, step cannot take a {name} input"
+    )
     env.close()
 
 
@@ -243,7 +261,9 @@ def test_reset_parameters(monkeypatch, caplog):
     comm = TwoBrainCommunicator()
     env = make_env(monkeypatch, comm)
     assert env.reset_parameters == pytest.approx({"gravity": 9.81, "scale": 1.0})
-    env.reset(config={"gravity": 3, "scale": np.float64(2.5)}, custom_reset_parameters=CustomResetParameters())
+    env.reset(
+        config={"gravity": 3, "scale": np.float64(2.5)}, custom_reset_parameters=CustomResetParameters()
+    )
     assert "Academy reset with parameters: gravity -> 3, scale -> 2.5" in caplog.text
     sent = comm.last_input.rl_input.environment_parameters
     assert dict(sent.float_parameters) == {"gravity": 3.0, "scale": 2.5}

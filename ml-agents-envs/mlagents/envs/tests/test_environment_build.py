@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from mlagents.envs import (
     BrainInfo,
     UnityActionException,
@@ -118,7 +119,18 @@ def test_reset_step_close(env, assert_gone, port_free):
 
 @pytest.mark.parametrize(
     "action",
-    [1, 1.0, np.int32(1), np.int64(2), np.float32(0.0), np.float64(1.0), [1], [[1]], np.array([1]), np.array([[2]])],
+    [
+        1,
+        1.0,
+        np.int32(1),
+        np.int64(2),
+        np.float32(0.0),
+        np.float64(1.0),
+        [1],
+        [[1]],
+        np.array([1]),
+        np.array([[2]]),
+    ],
     ids=lambda a: f"{type(a).__name__}-{np.asarray(a).shape}",
 )
 def test_step_accepts_every_single_brain_form(shared_env, action):
@@ -133,7 +145,9 @@ def test_step_accepts_every_single_brain_form(shared_env, action):
 
 def test_step_with_memory_text_value_and_defaults(env):
     env.reset()
-    info = env.step({BRAIN: [1]}, memory={BRAIN: [0.5, 0.25]}, text_action="hello", value={BRAIN: [3.0]})[BRAIN]
+    info = env.step({BRAIN: [1]}, memory={BRAIN: [0.5, 0.25]}, text_action="hello", value={BRAIN: [3.0]})[
+        BRAIN
+    ]
     assert info.memories.tolist() == [[0.5, 0.25]]  # echoed back by the build
     assert "".join(info.previous_text_actions[0]) == "hello"
     info = env.step()[BRAIN]  # missing actions are zeros
@@ -152,7 +166,9 @@ def test_step_validation_errors(env):
     )
     with pytest.raises(UnityActionException) as error:
         env.step({"NotABrain": [1]})
-    assert str(error.value) == "The name NotABrain does not correspond to an external brain in the environment"
+    assert (
+        str(error.value) == "The name NotABrain does not correspond to an external brain in the environment"
+    )
     with pytest.raises(UnityActionException) as error:
         env.step([1], text_action=["a", "b"])
     assert str(error.value) == (
@@ -325,7 +341,9 @@ def test_build_that_exits_while_starting(tmp_path, free_port, port_free):
     build.chmod(0o755)
     start = time.monotonic()
     with pytest.raises(UnityCommunicationException) as error:
-        UnityEnvironment(str(tmp_path / "Broken"), base_port=free_port, timeout_wait=30, log_dir=str(tmp_path))
+        UnityEnvironment(
+            str(tmp_path / "Broken"), base_port=free_port, timeout_wait=30, log_dir=str(tmp_path)
+        )
     assert time.monotonic() - start < 3.0  # noticed long before timeout_wait
     message = str(error.value)
     assert "exited unexpectedly with code 2" in message and "cannot load the scene" in message

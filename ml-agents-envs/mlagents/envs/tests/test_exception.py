@@ -3,6 +3,7 @@
 import logging
 
 import pytest
+
 from mlagents.envs.exception import (
     SamplerException,
     UnityActionException,

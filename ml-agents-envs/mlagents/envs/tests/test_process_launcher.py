@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from mlagents.envs.exception import UnityCommunicationException, UnityEnvironmentException
 from mlagents.envs.process_launcher import (
     BuildProcess,
@@ -65,10 +66,15 @@ def test_resolve_executable(tmp_path, monkeypatch):
     (tmp_path / "builds" / "Ball.x86").write_text("")
     assert resolve_executable("builds/Ball", "linux") == (str(tmp_path / "builds" / "Ball.x86"), "Ball")
     (tmp_path / "builds" / "Ball.x86_64").write_text("")
-    assert resolve_executable(" builds/Ball.x86_64", "linux") == (str(tmp_path / "builds" / "Ball.x86_64"), "Ball")
+    assert resolve_executable(" builds/Ball.x86_64", "linux") == (
+        str(tmp_path / "builds" / "Ball.x86_64"),
+        "Ball",
+    )
     # An absolute path works from any directory.
     monkeypatch.chdir("/")
-    assert resolve_executable(str(tmp_path / "builds" / "Ball"), "linux")[0] == str(tmp_path / "builds" / "Ball.x86_64")
+    assert resolve_executable(str(tmp_path / "builds" / "Ball"), "linux")[0] == str(
+        tmp_path / "builds" / "Ball.x86_64"
+    )
     macos = tmp_path / "Mac.app" / "Contents" / "MacOS"
     macos.mkdir(parents=True)
     (macos / "SomethingElse").write_text("")

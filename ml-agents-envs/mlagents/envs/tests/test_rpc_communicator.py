@@ -8,6 +8,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+
 from mlagents.envs.communicator_objects import (
     UnityInput,
     UnityMessage,
@@ -52,7 +53,9 @@ class FakeUnity:
 def init_message(version: str = "API-9") -> UnityMessage:
     message = UnityMessage()
     message.header.status = 200
-    message.unity_output.rl_initialization_output.CopyFrom(UnityRLInitializationOutput(name="Academy", version=version))
+    message.unity_output.rl_initialization_output.CopyFrom(
+        UnityRLInitializationOutput(name="Academy", version=version)
+    )
     return message
 
 

@@ -6,6 +6,7 @@ import threading
 import time
 
 import pytest
+
 from mlagents.envs.communicator_objects import UnityInput, UnityMessage
 from mlagents.envs.exception import UnityTimeOutException
 from mlagents.envs.socket_communicator import SocketCommunicator

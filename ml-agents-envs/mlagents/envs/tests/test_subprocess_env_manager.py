@@ -1,13 +1,14 @@
 """SubprocessEnvManager on real example builds over real gRPC, in real worker processes."""
+
 import os
 import signal
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Dict, Iterator, List, Set
 
 import numpy as np
 import pytest
@@ -48,7 +49,7 @@ def basic_factory(free_port_range):
     return make
 
 
-def live_children() -> Set[int]:
+def live_children() -> set[int]:
     """Live (not zombie) child processes of this test process, except multiprocessing's shared
     resource tracker (one per interpreter, not owned by any manager)."""
     children = set()
@@ -74,7 +75,7 @@ def process_alive(pid: int) -> bool:
     return state[state.rindex(")") + 2] != "Z"
 
 
-def builds_on_ports(ports: range) -> List[int]:
+def builds_on_ports(ports: range) -> list[int]:
     """Live processes started with ``--port P`` for a P in ``ports`` (our builds, wherever reparented)."""
     wanted = {str(port).encode() for port in ports}
     found = []
@@ -90,14 +91,16 @@ def builds_on_ports(ports: range) -> List[int]:
     return found
 
 
-def assert_nothing_survives(manager: SubprocessEnvManager, children_before: Set[int], base_port: int) -> None:
+def assert_nothing_survives(manager: SubprocessEnvManager, children_before: set[int], base_port: int) -> None:
     """No worker, no build (found by pid and by its --port argument), no other child process is left."""
     ports = range(base_port, base_port + len(manager.env_workers))
     build_pids = [worker.build_pid for worker in manager.env_workers if worker.build_pid]
     worker_pids = [worker.process.pid for worker in manager.env_workers]
     assert len(build_pids) == len(manager.env_workers)
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and (any(process_alive(pid) for pid in build_pids) or builds_on_ports(ports)):
+    while time.monotonic() < deadline and (
+        any(process_alive(pid) for pid in build_pids) or builds_on_ports(ports)
+    ):
         time.sleep(0.05)  # builds orphaned by a killed worker are reaped by init
     assert [pid for pid in worker_pids if process_alive(pid)] == []
     assert [pid for pid in build_pids if process_alive(pid)] == []
@@ -109,7 +112,7 @@ class MovePolicy(Policy):
     """Worker w's agents play MOVES[w]; records the agents of every call."""
 
     def __init__(self) -> None:
-        self.calls: List[List[str]] = []
+        self.calls: list[list[str]] = []
 
     def get_action(self, brain_info):
         self.calls.append(list(brain_info.agents))
@@ -155,7 +158,7 @@ def test_steps_return_correct_step_infos(n_env, basic_factory):
 
         reset_timers()
         last = {worker_id: step_info.current_all_brain_info for worker_id, step_info in enumerate(first)}
-        steps: Dict[int, int] = {worker_id: 0 for worker_id in range(n_env)}
+        steps: dict[int, int] = {worker_id: 0 for worker_id in range(n_env)}
         while min(steps.values()) < 5:
             idle = [worker.worker_id for worker in manager.env_workers if not worker.waiting]
             calls_before = len(policy.calls)
@@ -215,7 +218,9 @@ def test_reset_parameters_pass_through(free_port_range):
         assert manager.reset_parameters["gravity"] == 7.0
         assert manager.reset_parameters["scale"] == defaults["scale"]
         # The worker's environment validates the config: its error arrives with its type.
-        with pytest.raises(UnityEnvironmentException, match="The parameter 'no_such_parameter' is not a valid"):
+        with pytest.raises(
+            UnityEnvironmentException, match="The parameter 'no_such_parameter' is not a valid"
+        ):
             manager.reset(config={"no_such_parameter": 1.0})
 
 

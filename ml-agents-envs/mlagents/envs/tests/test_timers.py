@@ -24,9 +24,8 @@ def stack() -> TimerStack:
 
 def test_nested_blocks_accumulate_per_parent(stack):
     for _ in range(3):
-        with hierarchical_timer("outer", stack):
-            with hierarchical_timer("inner", stack):
-                time.sleep(0.002)
+        with hierarchical_timer("outer", stack), hierarchical_timer("inner", stack):
+            time.sleep(0.002)
     with hierarchical_timer("inner", stack):
         pass
     root = stack.get_root()
@@ -41,9 +40,8 @@ def test_nested_blocks_accumulate_per_parent(stack):
 
 
 def test_time_is_recorded_when_block_raises(stack):
-    with pytest.raises(RuntimeError):
-        with hierarchical_timer("failing", stack):
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), hierarchical_timer("failing", stack):
+        raise RuntimeError("boom")
     assert stack.get_root().children["failing"].count == 1
     assert stack.stack == [stack.root]  # popped despite the exception
 
@@ -63,9 +61,8 @@ def test_timed_uses_qualified_name():
 
 
 def test_json_tree_shape(stack):
-    with hierarchical_timer("env_step", stack):
-        with hierarchical_timer("UnityEnvironment.step", stack):
-            pass
+    with hierarchical_timer("env_step", stack), hierarchical_timer("UnityEnvironment.step", stack):
+        pass
     with hierarchical_timer("leaf", stack):
         pass
     tree = stack.get_timing_tree()

@@ -17,8 +17,6 @@ Losses (``M[x]`` = mean over real steps, ``masks == 1``; t = ``global_step``, T 
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional
-
 import tensorflow as tf
 
 from mlagents.trainers.models import EncoderType, LearningModel, Tensors
@@ -55,9 +53,9 @@ class PPOModel(LearningModel):
         normalize: bool = False,
         use_recurrent: bool = False,
         num_layers: int = 2,
-        m_size: Optional[int] = None,
+        m_size: int | None = None,
         seed: int = 0,
-        stream_names: Optional[List[str]] = None,
+        stream_names: list[str] | None = None,
         vis_encode_type: EncoderType = EncoderType.SIMPLE,
     ) -> None:
         super().__init__(m_size, normalize, use_recurrent, brain, seed, stream_names, name="ppo_model")
@@ -93,7 +91,7 @@ class PPOModel(LearningModel):
 
     # ------------------------------------------------------------------ losses
 
-    def losses(self, batch: Tensors, sequence_length: int) -> Dict[str, tf.Tensor]:
+    def losses(self, batch: Tensors, sequence_length: int) -> dict[str, tf.Tensor]:
         """PPO losses on one mini-batch (see the module docstring).
 
         :param batch: observation tensors plus ``masks`` (n,), ``advantages`` (n,), per stream k
@@ -116,7 +114,9 @@ class PPOModel(LearningModel):
             entropy = self.continuous_entropy(out["mu"])
         else:
             log_prob = self.discrete_action_log_prob(out["logits"], batch["action_masks"], batch["actions"])
-            old_log_prob = self.discrete_action_log_prob(batch["action_probs"], batch["action_masks"], batch["actions"])
+            old_log_prob = self.discrete_action_log_prob(
+                batch["action_probs"], batch["action_masks"], batch["actions"]
+            )
             entropy = self.discrete_entropy(out["logits"])
 
         epsilon = self.clip_epsilon()
@@ -125,12 +125,16 @@ class PPOModel(LearningModel):
             old_value = batch[f"{name}_value_estimates"]
             returns = batch[f"{name}_returns"]
             clipped = old_value + tf.clip_by_value(value - old_value, -epsilon, epsilon)
-            value_losses.append(masked_mean(tf.maximum(tf.square(returns - value), tf.square(returns - clipped))))
+            value_losses.append(
+                masked_mean(tf.maximum(tf.square(returns - value), tf.square(returns - clipped)))
+            )
         value_loss = tf.add_n(value_losses) / float(len(value_losses))
 
         advantages = batch["advantages"]
         ratio = tf.exp(log_prob - old_log_prob)
-        surrogate = tf.minimum(ratio * advantages, tf.clip_by_value(ratio, 1.0 - epsilon, 1.0 + epsilon) * advantages)
+        surrogate = tf.minimum(
+            ratio * advantages, tf.clip_by_value(ratio, 1.0 - epsilon, 1.0 + epsilon) * advantages
+        )
         policy_loss = -masked_mean(surrogate)
         mean_entropy = masked_mean(entropy)
         loss = policy_loss + 0.5 * value_loss - self.entropy_beta() * mean_entropy

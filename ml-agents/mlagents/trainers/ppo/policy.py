@@ -23,7 +23,8 @@ Outputs of :meth:`PPOPolicy.evaluate` (numpy, agents on axis 0):
 from __future__ import annotations
 
 import logging
-from typing import Any, Dict, List, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -61,12 +62,12 @@ class PPOPolicy(TFPolicy):
         self,
         seed: int,
         brain: BrainParameters,
-        trainer_params: Dict[str, Any],
+        trainer_params: dict[str, Any],
         is_training: bool,
         load: bool = False,
     ) -> None:
         super().__init__(seed, brain, trainer_params)
-        reward_signal_configs: Dict[str, Any] = dict(trainer_params["reward_signals"])
+        reward_signal_configs: dict[str, Any] = dict(trainer_params["reward_signals"])
         self.is_training = bool(is_training)
         load = bool(load) or as_bool(trainer_params.get("load", False))
         self.model = PPOModel(
@@ -84,8 +85,9 @@ class PPOPolicy(TFPolicy):
             stream_names=list(reward_signal_configs.keys()),
             vis_encode_type=EncoderType(trainer_params.get("vis_encode_type", "simple")),
         )
-        self.reward_signals: Dict[str, RewardSignal] = {
-            name: create_reward_signal(self, self.model, name, config) for name, config in reward_signal_configs.items()
+        self.reward_signals: dict[str, RewardSignal] = {
+            name: create_reward_signal(self, self.model, name, config)
+            for name, config in reward_signal_configs.items()
         }
         if trainer_params.get("pretraining"):
             LOGGER.warning(
@@ -110,7 +112,7 @@ class PPOPolicy(TFPolicy):
         if self.use_continuous_act:
             epsilon_spec = tf.TensorSpec([None, model.act_size[0]], tf.float32)
 
-            def inference(inputs: Dict[str, tf.Tensor], epsilon: tf.Tensor) -> Dict[str, Any]:
+            def inference(inputs: dict[str, tf.Tensor], epsilon: tf.Tensor) -> dict[str, Any]:
                 outputs = self._inference_outputs(model.inference(inputs, epsilon))
                 if update_normalizer:
                     model.normalizer.update(inputs["vector_observation"])
@@ -119,7 +121,7 @@ class PPOPolicy(TFPolicy):
             self._inference_fn = FixedSignatureFunction(inference, [observation_spec, epsilon_spec])
         else:
 
-            def inference_discrete(inputs: Dict[str, tf.Tensor]) -> Dict[str, Any]:
+            def inference_discrete(inputs: dict[str, tf.Tensor]) -> dict[str, Any]:
                 outputs = self._inference_outputs(model.inference(inputs))
                 if update_normalizer:
                     model.normalizer.update(inputs["vector_observation"])
@@ -127,7 +129,7 @@ class PPOPolicy(TFPolicy):
 
             self._inference_fn = FixedSignatureFunction(inference_discrete, [observation_spec])
 
-        def values(inputs: Dict[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
+        def values(inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
             return model.forward(inputs, 1)["values"]
 
         self._value_fn = FixedSignatureFunction(values, [observation_spec])
@@ -158,7 +160,7 @@ class PPOPolicy(TFPolicy):
         sequence_length = self.sequence_length
         optimizer = self.optimizer
 
-        def update_step(batch: Dict[str, tf.Tensor]) -> Dict[str, tf.Tensor]:
+        def update_step(batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
             variables = model.trainable_variables
             with tf.GradientTape() as tape:
                 losses = model.losses(batch, sequence_length)
@@ -168,7 +170,7 @@ class PPOPolicy(TFPolicy):
 
         self._update_fn = FixedSignatureFunction(update_step, [update_spec])
 
-    def _inference_outputs(self, out: Dict[str, Any]) -> Dict[str, Any]:
+    def _inference_outputs(self, out: dict[str, Any]) -> dict[str, Any]:
         result = {
             "log_probs": out["action_probs"],
             "value_heads": out["values"],
@@ -184,14 +186,14 @@ class PPOPolicy(TFPolicy):
             result["memory_out"] = out["memory_out"]
         return result
 
-    def tracing_counts(self) -> Dict[str, int]:
+    def tracing_counts(self) -> dict[str, int]:
         """How often each tf.function was traced (1 each after warm-up: no retracing per batch size)."""
         functions = {"inference": self._inference_fn, "value": self._value_fn, "update": self._update_fn}
         return {name: fn.tracing_count() for name, fn in functions.items()}
 
     # ------------------------------------------------------------------ decisions
 
-    def evaluate(self, brain_info: BrainInfo) -> Dict[str, Any]:
+    def evaluate(self, brain_info: BrainInfo) -> dict[str, Any]:
         """Decide for every agent of ``brain_info`` (see the module docstring for the outputs).
 
         When training with normalization, the normalizer then folds in this batch of observations
@@ -204,7 +206,7 @@ class PPOPolicy(TFPolicy):
             out = self._inference_fn(feed, epsilon)
         else:
             out = self._inference_fn(feed)
-        run_out: Dict[str, Any] = {
+        run_out: dict[str, Any] = {
             "log_probs": out["log_probs"].numpy(),
             "value_heads": {name: value.numpy() for name, value in out["value_heads"].items()},
             "value": out["value"].numpy(),
@@ -218,7 +220,9 @@ class PPOPolicy(TFPolicy):
             run_out["pre_action"] = out["pre_action"].numpy()
             run_out["random_normal_epsilon"] = epsilon
         else:
-            run_out["action"] = self.sample_discrete_actions(out["masked_log_probs"].numpy(), feed["action_masks"])
+            run_out["action"] = self.sample_discrete_actions(
+                out["masked_log_probs"].numpy(), feed["action_masks"]
+            )
         if self.use_recurrent:
             run_out["memory_out"] = out["memory_out"].numpy()
         return run_out
@@ -251,7 +255,7 @@ class PPOPolicy(TFPolicy):
         if self.model.normalizer is not None and len(vector_obs) > 0:
             self._normalize_fn(vector_obs)
 
-    def get_value_estimates(self, brain_info: BrainInfo, idx: int, done: bool) -> Dict[str, float]:
+    def get_value_estimates(self, brain_info: BrainInfo, idx: int, done: bool) -> dict[str, float]:
         """Value estimate of each head for agent ``idx`` of ``brain_info`` (no normalizer update).
 
         :param done: the episode ended for good: heads of signals that use terminal states give 0.
@@ -261,8 +265,8 @@ class PPOPolicy(TFPolicy):
 
     @timed
     def get_batched_value_estimates(
-        self, rows: Sequence[Tuple[BrainInfo, int]], dones: Sequence[bool]
-    ) -> Dict[str, np.ndarray]:
+        self, rows: Sequence[tuple[BrainInfo, int]], dones: Sequence[bool]
+    ) -> dict[str, np.ndarray]:
         """:meth:`get_value_estimates` for several agents at once, in one network call (timed: the
         trainer's bootstrap values show apart from its Python bookkeeping in the timer tree).
 
@@ -276,18 +280,22 @@ class PPOPolicy(TFPolicy):
         done_mask = np.asarray(dones, dtype=bool).reshape(-1)
         if done_mask.all() and all(signal.use_terminal_states for signal in self.reward_signals.values()):
             return {name: np.zeros(len(rows), dtype=np.float32) for name in self.reward_signals}
-        feeds: List[Dict[str, np.ndarray]] = []
-        groups: Dict[int, Tuple[BrainInfo, List[int]]] = {}
+        feeds: list[dict[str, np.ndarray]] = []
+        groups: dict[int, tuple[BrainInfo, list[int]]] = {}
         for info, idx in rows:
             groups.setdefault(id(info), (info, []))[1].append(idx)
-        order: List[int] = []
+        order: list[int] = []
         for info, indices in groups.values():
             feeds.append(self.observation_feed(info, indices))
             order.extend(indices)
-        feed = feeds[0] if len(feeds) == 1 else {key: np.concatenate([f[key] for f in feeds]) for key in feeds[0]}
+        feed = (
+            feeds[0]
+            if len(feeds) == 1
+            else {key: np.concatenate([f[key] for f in feeds]) for key in feeds[0]}
+        )
         values = {name: value.numpy() for name, value in self._value_fn(feed).items()}
         # Rows were grouped by BrainInfo; put them back in the caller's order.
-        position: Dict[Tuple[int, int], int] = {}
+        position: dict[tuple[int, int], int] = {}
         cursor = 0
         for info, indices in groups.values():
             for idx in indices:
@@ -304,7 +312,7 @@ class PPOPolicy(TFPolicy):
 
     # ------------------------------------------------------------------ learning
 
-    def update(self, mini_batch: Dict[str, np.ndarray], num_sequences: int) -> Dict[str, float]:
+    def update(self, mini_batch: dict[str, np.ndarray], num_sequences: int) -> dict[str, float]:
         """One Adam step of PPO on ``mini_batch``, then the updates of the reward signals.
 
         :param mini_batch: buffer field name -> array of n steps (``vector_obs``, ``visual_obs{i}``,
@@ -324,9 +332,9 @@ class PPOPolicy(TFPolicy):
             stats.update(signal.update(mini_batch, num_sequences))
         return stats
 
-    def update_feed(self, mini_batch: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+    def update_feed(self, mini_batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """The inputs of the update step from buffer fields."""
-        feed: Dict[str, np.ndarray] = {}
+        feed: dict[str, np.ndarray] = {}
         n = len(mini_batch["masks"])
         if self.use_vec_obs:
             feed["vector_observation"] = np.asarray(mini_batch["vector_obs"], dtype=np.float32).reshape(n, -1)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from typing import Any, Dict, List, Tuple
+from typing import Any
 
 import numpy as np
 
@@ -31,10 +31,10 @@ LOGGER = logging.getLogger("mlagents.trainers")
 __all__ = ["PPOTrainer", "discount_rewards", "get_gae"]
 
 _BLOCK = 64
-_discount_matrices: Dict[float, Tuple[np.ndarray, np.ndarray]] = {}
+_discount_matrices: dict[float, tuple[np.ndarray, np.ndarray]] = {}
 
 
-def _discount_matrix(discount: float) -> Tuple[np.ndarray, np.ndarray]:
+def _discount_matrix(discount: float) -> tuple[np.ndarray, np.ndarray]:
     """(M, P) with M[t, j] = discount^(j - t) for j >= t (else 0), P[i] = discount^i, i <= _BLOCK."""
     if discount not in _discount_matrices:
         offsets = np.arange(_BLOCK)[None, :] - np.arange(_BLOCK)[:, None]
@@ -106,7 +106,7 @@ class PPOTrainer(RLTrainer):
         self,
         brain: BrainParameters,
         reward_buff_cap: int,
-        trainer_parameters: Dict[str, Any],
+        trainer_parameters: dict[str, Any],
         training: bool,
         load: bool,
         seed: int,
@@ -138,7 +138,8 @@ class PPOTrainer(RLTrainer):
         self.check_param_keys()
         if multi_gpu:
             LOGGER.info(
-                "Brain %s: --multi-gpu is not supported by this version; training on one device.", brain.brain_name
+                "Brain %s: --multi-gpu is not supported by this version; training on one device.",
+                brain.brain_name,
             )
         self.load = bool(load) or as_bool(trainer_parameters.get("load", False))
         self.seed = int(seed)
@@ -154,14 +155,16 @@ class PPOTrainer(RLTrainer):
 
     # ------------------------------------------------------------------ collection hooks
 
-    def policy_output_columns(self, take_action_outputs: Dict[str, Any], agent_idx: Rows) -> Dict[str, Any]:
+    def policy_output_columns(self, take_action_outputs: dict[str, Any], agent_idx: Rows) -> dict[str, Any]:
         """The actions (``actions``), their log-probabilities (``action_probs``) and, for continuous
         actions, the noise (``random_normal_epsilon``) and the unclipped actions (``actions_pre``)
         of the agents at rows ``agent_idx`` (None: all, in order)."""
-        columns: Dict[str, Any] = {}
+        columns: dict[str, Any] = {}
         if self.policy.use_continuous_act:
             columns["actions_pre"] = take_rows(take_action_outputs["pre_action"], agent_idx)
-            columns["random_normal_epsilon"] = take_rows(take_action_outputs["random_normal_epsilon"], agent_idx)
+            columns["random_normal_epsilon"] = take_rows(
+                take_action_outputs["random_normal_epsilon"], agent_idx
+            )
         columns["actions"] = take_rows(take_action_outputs["action"], agent_idx)
         columns["action_probs"] = take_rows(take_action_outputs["log_probs"], agent_idx)
         return columns
@@ -182,8 +185,10 @@ class PPOTrainer(RLTrainer):
         """
         info = new_info[self.brain_name]
         dones = np.asarray(info.local_done, dtype=bool).reshape(-1)
-        max_reached = np.asarray(info.max_reached, dtype=bool).reshape(-1) if info.max_reached is not None else None
-        ready: List[int] = []
+        max_reached = (
+            np.asarray(info.max_reached, dtype=bool).reshape(-1) if info.max_reached is not None else None
+        )
+        ready: list[int] = []
         # dict.get: looking an agent up must not create its buffer or fields (Buffer[...] would).
         for row, (agent_id, done) in enumerate(zip(info.agents, dones.tolist())):
             agent_buffer = dict.get(self.training_buffer, agent_id)
@@ -200,8 +205,8 @@ class PPOTrainer(RLTrainer):
                 if dones[row]:
                     self._update_end_episode_stats(info.agents[row])
             return
-        rows: List[Tuple[BrainInfo, int]] = []
-        terminal: List[bool] = []
+        rows: list[tuple[BrainInfo, int]] = []
+        terminal: list[bool] = []
         for row in ready:
             agent_id = info.agents[row]
             reached = bool(max_reached[row]) if max_reached is not None else False
@@ -223,7 +228,9 @@ class PPOTrainer(RLTrainer):
             for name, signal in self.policy.reward_signals.items():
                 rewards = np.asarray(agent_buffer[f"{name}_rewards"], dtype=np.float64)
                 values = np.asarray(agent_buffer[f"{name}_value_estimates"], dtype=np.float64)
-                advantage = get_gae(rewards, values, float(bootstrap[name][position]), signal.gamma, self.lambd)
+                advantage = get_gae(
+                    rewards, values, float(bootstrap[name][position]), signal.gamma, self.lambd
+                )
                 local_return = advantage + values
                 agent_buffer[f"{name}_returns"].set(local_return.astype(np.float32))
                 agent_buffer[f"{name}_advantage"].set(advantage.astype(np.float32))
@@ -263,11 +270,13 @@ class PPOTrainer(RLTrainer):
         n_sequences = max(self.batch_size // sequence_length, 1)
         batch_steps = n_sequences * sequence_length
 
-        arrays = {key: np.asarray(field) for key, field in update_buffer.items() if len(field) == buffer_length}
+        arrays = {
+            key: np.asarray(field) for key, field in update_buffer.items() if len(field) == buffer_length
+        }
         advantages = arrays["advantages"].astype(np.float32)
         arrays["advantages"] = (advantages - advantages.mean()) / (advantages.std() + 1e-10)
         total_sequences = buffer_length // sequence_length
-        stats: Dict[str, List[float]] = defaultdict(list)
+        stats: dict[str, list[float]] = defaultdict(list)
         for _ in range(self.num_epoch):
             order = self.shuffle_rng.permutation(total_sequences)
             steps = (order[:, None] * sequence_length + np.arange(sequence_length)).ravel()

@@ -1,9 +1,10 @@
 """Fixtures of the trainer tests: a small PPO configuration; and ``learn_helpers.py`` (running
 mlagents-learn as a user does) made importable by the test modules."""
+
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any
 
 import pytest
 
@@ -13,14 +14,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 @pytest.fixture
-def ppo_params(tmp_path: Path) -> Callable[..., Dict[str, Any]]:
+def ppo_params(tmp_path: Path) -> Callable[..., dict[str, Any]]:
     """``ppo_params(**overrides)``: a complete PPO trainer configuration for the brain ``"Brain"``
     with tiny networks (1 layer of 8 units, batches of 8, a buffer of 16), its model folder
     ``tmp_path/models/run/Brain`` and summaries ``tmp_path/summaries/run_Brain``; keyword arguments
     replace or add entries (a new dict each call)."""
 
-    def make(**overrides: Any) -> Dict[str, Any]:
-        params: Dict[str, Any] = {
+    def make(**overrides: Any) -> dict[str, Any]:
+        params: dict[str, Any] = {
             "trainer": "ppo",
             "batch_size": 8,
             "beta": 5.0e-3,
@@ -51,11 +52,11 @@ def ppo_params(tmp_path: Path) -> Callable[..., Dict[str, Any]]:
 
 
 @pytest.fixture
-def continuous_update_batch() -> Callable[..., Dict[str, Any]]:
+def continuous_update_batch() -> Callable[..., dict[str, Any]]:
     """``continuous_update_batch(n, seed=0)``: a random PPO mini-batch of n rows for a brain with 3
     vector observations, 2 continuous actions and the extrinsic signal."""
 
-    def make(n: int, seed: int = 0) -> Dict[str, Any]:
+    def make(n: int, seed: int = 0) -> dict[str, Any]:
         import numpy as np
 
         rng = np.random.default_rng(seed)

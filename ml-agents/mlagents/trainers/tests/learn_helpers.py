@@ -4,6 +4,7 @@
 
 Imported by name from the test modules (the conftest puts this folder on ``sys.path``).
 """
+
 import os
 import re
 import signal
@@ -13,12 +14,12 @@ import time
 from collections.abc import Iterable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 import yaml
 
 #: The BasicLearning section of the shipped config/trainer_config.yaml merged into its default section.
-BASIC_LEARNING: Dict[str, Any] = {
+BASIC_LEARNING: dict[str, Any] = {
     "trainer": "ppo",
     "batch_size": 32,
     "beta": 5.0e-3,
@@ -60,7 +61,7 @@ class LearnProcess:
         self.args = [str(a) for a in args]
         stamp = time.monotonic_ns()
         self.log_path = cwd / f"learn-{stamp}.log"
-        self.err_path: Optional[Path] = cwd / f"learn-{stamp}.err" if separate_stderr else None
+        self.err_path: Path | None = cwd / f"learn-{stamp}.err" if separate_stderr else None
         # The child keeps its own copies of the file descriptors; ours close once it started.
         with ExitStack() as files:
             stdout = files.enter_context(open(self.log_path, "w"))
@@ -84,7 +85,9 @@ class LearnProcess:
 
     def errors(self) -> str:
         """What the command wrote to stderr so far (only with ``separate_stderr``)."""
-        assert self.err_path is not None, "start the command with separate_stderr=True to read its stderr alone"
+        assert self.err_path is not None, (
+            "start the command with separate_stderr=True to read its stderr alone"
+        )
         return self.err_path.read_text()
 
     def wait_for(self, pattern: str, timeout: float) -> None:
@@ -112,7 +115,7 @@ class LearnProcess:
                 self.process.wait()
 
 
-def run_learn(cwd: Path, *args: object, timeout: float = 180) -> Tuple[int, str, str]:
+def run_learn(cwd: Path, *args: object, timeout: float = 180) -> tuple[int, str, str]:
     """Run mlagents-learn in ``cwd`` to its end; return (exit status, stdout, stderr), after checking
     that no process of its session survives."""
     run = LearnProcess(cwd, *args, separate_stderr=True)
@@ -121,7 +124,7 @@ def run_learn(cwd: Path, *args: object, timeout: float = 180) -> Tuple[int, str,
     return status, run.output(), run.errors()
 
 
-def live_processes() -> Dict[int, Tuple[int, List[bytes]]]:
+def live_processes() -> dict[int, tuple[int, list[bytes]]]:
     """pid -> (process group, argv) of every live (not zombie) process."""
     result = {}
     for entry in os.listdir("/proc"):
@@ -137,20 +140,18 @@ def live_processes() -> Dict[int, Tuple[int, List[bytes]]]:
     return result
 
 
-def leftovers(ports: Iterable[int] = (), pgid: Optional[int] = None) -> List[int]:
+def leftovers(ports: Iterable[int] = (), pgid: int | None = None) -> list[int]:
     """Pids of live processes of the process group ``pgid``, or builds started with ``--port p``
     for one of ``ports``."""
     wanted = {str(p).encode() for p in ports}
     found = []
     for pid, (group, argv) in live_processes().items():
-        if group == pgid:
-            found.append(pid)
-        elif any(flag == b"--port" and value in wanted for flag, value in zip(argv, argv[1:])):
+        if group == pgid or any(flag == b"--port" and value in wanted for flag, value in zip(argv, argv[1:])):
             found.append(pid)
     return found
 
 
-def assert_nothing_left(ports: Iterable[int] = (), pgid: Optional[int] = None, timeout: float = 5.0) -> None:
+def assert_nothing_left(ports: Iterable[int] = (), pgid: int | None = None, timeout: float = 5.0) -> None:
     """Wait up to ``timeout`` seconds for ``leftovers(ports, pgid)`` to end (multiprocessing's
     resource tracker, for one, notices a moment later that its parent ended), then assert none is left."""
     ports = list(ports)

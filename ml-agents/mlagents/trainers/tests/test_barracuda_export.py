@@ -92,7 +92,9 @@ def read_nn(path):
 
 
 def constants(model):
-    return {t["name"]: t["data"] for layer in model["layers"] if layer["type"] == 255 for t in layer["tensors"]}
+    return {
+        t["name"]: t["data"] for layer in model["layers"] if layer["type"] == 255 for t in layer["tensors"]
+    }
 
 
 def tensors_by_name(model):
@@ -109,8 +111,9 @@ def sigmoid(x):
 ACTIVATIONS = {
     0: lambda x: x,
     1: lambda x: np.maximum(x, 0),
-    2: lambda x: np.exp(x - x.max(axis=-1, keepdims=True)) / np.exp(x - x.max(axis=-1, keepdims=True)).sum(
-        axis=-1, keepdims=True
+    2: lambda x: (
+        np.exp(x - x.max(axis=-1, keepdims=True))
+        / np.exp(x - x.max(axis=-1, keepdims=True)).sum(axis=-1, keepdims=True)
     ),
     3: np.tanh,
     4: sigmoid,
@@ -180,7 +183,9 @@ def run(model, feeds):
         elif kind == 211:
             x = inputs[0]
             index = []
-            for axis, (start, end, step) in enumerate(zip(layer["pads"], layer["pool_size"], layer["strides"])):
+            for _axis, (start, end, step) in enumerate(
+                zip(layer["pads"], layer["pool_size"], layer["strides"])
+            ):
                 if step == 0:
                     index.append(slice(start, start + 1))
                 elif start == 0 and end == 0:
@@ -235,7 +240,9 @@ def randomized_policy(brain, params):
         variable.assign(variable + rng.normal(0, 0.1, size=variable.shape).astype(np.float32))
     if model.normalizer is not None:
         model.normalizer.running_mean.assign(rng.normal(0, 1, size=model.vec_obs_size).astype(np.float32))
-        model.normalizer.running_variance.assign(rng.uniform(5, 50, size=model.vec_obs_size).astype(np.float32))
+        model.normalizer.running_variance.assign(
+            rng.uniform(5, 50, size=model.vec_obs_size).astype(np.float32)
+        )
         model.normalizer.normalization_steps.assign(37)
     return policy
 
@@ -289,7 +296,14 @@ def check_constants(nn, continuous, memory_size, action_output_shape):
     assert float(consts["action_output_shape"].ravel()[0]) == float(action_output_shape)
     assert "action" in nn["outputs"]
     assert "batch_size" not in nn["inputs"]
-    allowed = {"vector_observation", "prev_action", "epsilon", "action_masks", "sequence_length", "recurrent_in"}
+    allowed = {
+        "vector_observation",
+        "prev_action",
+        "epsilon",
+        "action_masks",
+        "sequence_length",
+        "recurrent_in",
+    }
     for name in nn["inputs"]:
         assert name in allowed or name.startswith("visual_observation_"), name
 
@@ -305,8 +319,24 @@ def test_basic_discrete_layout_matches_the_shipped_model(tmp_path, make_policy, 
     assert (tmp_path / "models" / "run-0" / "BasicLearning.nn").exists()
     check_constants(nn, continuous=False, memory_size=0, action_output_shape=3)
     # The 16 layers of the shipped 0.9.3 BasicLearning.nn (spec §8.6).
-    assert [layer["type"] for layer in nn["layers"]] == [255, 1, 50, 1, 50, 211, 211, 50, 100, 102, 128, 103, 100,
-                                                           50, 50, 50]
+    assert [layer["type"] for layer in nn["layers"]] == [
+        255,
+        1,
+        50,
+        1,
+        50,
+        211,
+        211,
+        50,
+        100,
+        102,
+        128,
+        103,
+        100,
+        50,
+        50,
+        50,
+    ]
     assert nn["inputs"] == {"vector_observation": [-1, 1, 1, 20], "action_masks": [-1, 1, 1, 3]}
     assert nn["outputs"] == ["action_probs", "concat_2", "action"]
     assert nn["memories"] == []
@@ -315,9 +345,13 @@ def test_basic_discrete_layout_matches_the_shipped_model(tmp_path, make_policy, 
     assert nn["layers"][2]["activation"] == 9  # swish
     weights = tensors_by_name(nn)
     model = policy.model
-    np.testing.assert_array_equal(weights["main_graph_0/hidden_0/kernel"].reshape(20, 20),
-                                  model.vector_encoders[0].layers[0].kernel.numpy())
-    np.testing.assert_array_equal(weights["dense/kernel"].reshape(20, 3), model.policy_branches[0].kernel.numpy())
+    np.testing.assert_array_equal(
+        weights["main_graph_0/hidden_0/kernel"].reshape(20, 20),
+        model.vector_encoders[0].layers[0].kernel.numpy(),
+    )
+    np.testing.assert_array_equal(
+        weights["dense/kernel"].reshape(20, 3), model.policy_branches[0].kernel.numpy()
+    )
     assert weights["dense/kernel"].shape == (20, 1, 1, 3)
     np.testing.assert_array_equal(weights["dense/MatMul/patch:0"], np.zeros((1, 1, 1, 3)))
     slice_layer = nn["layers"][5]
@@ -341,11 +375,16 @@ def compare_discrete(policy, nn, rng, n=5, memory=None):
         policy_feed["recurrent_in"] = memory
     env = run(nn, feeds)
     expected = policy._inference_fn(policy_feed)
-    np.testing.assert_allclose(env["action_probs"].reshape(n, -1), expected["log_probs"].numpy(), rtol=2e-4, atol=2e-5)
-    np.testing.assert_allclose(env["action"].reshape(n, -1), expected["masked_log_probs"].numpy(), rtol=2e-4,
-                               atol=2e-4)
+    np.testing.assert_allclose(
+        env["action_probs"].reshape(n, -1), expected["log_probs"].numpy(), rtol=2e-4, atol=2e-5
+    )
+    np.testing.assert_allclose(
+        env["action"].reshape(n, -1), expected["masked_log_probs"].numpy(), rtol=2e-4, atol=2e-4
+    )
     if model.use_recurrent:
-        np.testing.assert_allclose(collect_memories(nn, env), expected["memory_out"].numpy(), rtol=2e-4, atol=2e-5)
+        np.testing.assert_allclose(
+            collect_memories(nn, env), expected["memory_out"].numpy(), rtol=2e-4, atol=2e-5
+        )
 
 
 def compare_continuous(policy, nn, rng, n=5, memory=None):
@@ -359,10 +398,13 @@ def compare_continuous(policy, nn, rng, n=5, memory=None):
     env = run(nn, feeds)
     expected = policy._inference_fn(policy_feed, epsilon)
     np.testing.assert_allclose(env["action"].reshape(n, -1), expected["action"].numpy(), rtol=2e-4, atol=2e-5)
-    np.testing.assert_allclose(env["action_probs"].reshape(n, -1), expected["log_probs"].numpy(), rtol=2e-4,
-                               atol=2e-4)
+    np.testing.assert_allclose(
+        env["action_probs"].reshape(n, -1), expected["log_probs"].numpy(), rtol=2e-4, atol=2e-4
+    )
     if model.use_recurrent:
-        np.testing.assert_allclose(collect_memories(nn, env), expected["memory_out"].numpy(), rtol=2e-4, atol=2e-5)
+        np.testing.assert_allclose(
+            collect_memories(nn, env), expected["memory_out"].numpy(), rtol=2e-4, atol=2e-5
+        )
 
 
 @pytest.mark.parametrize("normalize", [False, True])
@@ -372,9 +414,12 @@ def test_discrete_forward_pass_equals_policy(make_policy, normalize):
     check_constants(nn, continuous=False, memory_size=0, action_output_shape=5)
     if normalize:
         consts = constants(nn)
-        np.testing.assert_array_equal(consts["running_mean"].reshape(-1), policy.model.normalizer.running_mean.numpy())
-        np.testing.assert_array_equal(consts["running_variance"].reshape(-1),
-                                      policy.model.normalizer.running_variance.numpy())
+        np.testing.assert_array_equal(
+            consts["running_mean"].reshape(-1), policy.model.normalizer.running_mean.numpy()
+        )
+        np.testing.assert_array_equal(
+            consts["running_variance"].reshape(-1), policy.model.normalizer.running_variance.numpy()
+        )
         assert float(consts["normalization_steps"].ravel()[0]) == 37
         assert any(layer["name"] == "normalized_state" for layer in nn["layers"])
     compare_discrete(policy, nn, np.random.default_rng(2))
@@ -388,7 +433,9 @@ def test_continuous_forward_pass_equals_policy(make_policy, normalize):
     assert nn["inputs"] == {"vector_observation": [-1, 1, 1, 8], "epsilon": [-1, 1, 1, 2]}
     assert set(nn["outputs"]) == {"action", "action_probs"}
     consts = constants(nn)
-    np.testing.assert_array_equal(consts["log_sigma_squared"].reshape(-1), policy.model.log_sigma_squared.numpy())
+    np.testing.assert_array_equal(
+        consts["log_sigma_squared"].reshape(-1), policy.model.log_sigma_squared.numpy()
+    )
     # The value stream is not part of the inference model.
     assert not any(layer["name"].startswith("main_graph_1") for layer in nn["layers"])
     compare_continuous(policy, nn, np.random.default_rng(3))
@@ -405,14 +452,18 @@ def test_discrete_recurrent_visual_model(make_policy):
         "prev_action": [-1, 1, 1, 1],
         "action_masks": [-1, 1, 1, 4],
     }
-    assert nn["memories"] == [([1, 1, 1, 8], "recurrent_in_c", "recurrent_out_c"),
-                              ([1, 1, 1, 8], "recurrent_in_h", "recurrent_out_h")]
+    assert nn["memories"] == [
+        ([1, 1, 1, 8], "recurrent_in_c", "recurrent_out_c"),
+        ([1, 1, 1, 8], "recurrent_in_h", "recurrent_out_h"),
+    ]
     weights = tensors_by_name(nn)
     # LSTM gates as separate dense layers over [x, h]: 12 + 12 hidden + 4 one-hot, then 8 units of h.
     assert weights["lstm/i/kernel"].shape == (12 + 12 + 4 + 8, 1, 1, 8)
     kernel = policy.model.lstm.kernel.numpy()
     np.testing.assert_array_equal(weights["lstm/f/kernel"].reshape(-1, 8), kernel[:, 16:24])
-    np.testing.assert_allclose(weights["lstm/f/bias"].reshape(-1), policy.model.lstm.bias.numpy()[16:24] + 1.0)
+    np.testing.assert_allclose(
+        weights["lstm/f/bias"].reshape(-1), policy.model.lstm.bias.numpy()[16:24] + 1.0
+    )
     conv = [layer for layer in nn["layers"] if layer["type"] == 20]
     assert [layer["tensors"][0]["shape"] for layer in conv] == [[8, 8, 3, 16], [4, 4, 16, 32]]
     assert conv[0]["strides"] == [4, 4] and conv[0]["pads"] == [0, 0, 0, 0]
@@ -421,12 +472,18 @@ def test_discrete_recurrent_visual_model(make_policy):
 
 
 def test_continuous_recurrent_model_exports_both_lstms(make_policy):
-    policy = make_policy(brain("Crawler", 6, [3], "continuous"), use_recurrent=True, memory_size=16,
-                         normalize=True)
+    policy = make_policy(
+        brain("Crawler", 6, [3], "continuous"), use_recurrent=True, memory_size=16, normalize=True
+    )
     nn = export(policy)
     check_constants(nn, continuous=True, memory_size=16, action_output_shape=3)
     names = sorted(m[1] for m in nn["memories"])
-    assert names == ["recurrent_in_policy_c", "recurrent_in_policy_h", "recurrent_in_value_c", "recurrent_in_value_h"]
+    assert names == [
+        "recurrent_in_policy_c",
+        "recurrent_in_policy_h",
+        "recurrent_in_value_c",
+        "recurrent_in_value_h",
+    ]
     assert sum(m[0][-1] for m in nn["memories"]) == 16
     memory = np.random.default_rng(6).normal(size=(5, 16)).astype(np.float32)
     compare_continuous(policy, nn, np.random.default_rng(7), memory=memory)

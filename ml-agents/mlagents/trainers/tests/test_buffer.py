@@ -69,7 +69,9 @@ def test_get_batch_overlapping_windows():
     field = make_field([[float(i)] for i in range(4)])
     windows = field.get_batch(training_length=2, sequential=False)
     np.testing.assert_array_equal(windows.ravel(), [0, 1, 1, 2, 2, 3])
-    np.testing.assert_array_equal(field.get_batch(batch_size=1, training_length=3, sequential=False).ravel(), [1, 2, 3])
+    np.testing.assert_array_equal(
+        field.get_batch(batch_size=1, training_length=3, sequential=False).ravel(), [1, 2, 3]
+    )
     with pytest.raises(BufferException):
         field.get_batch(batch_size=4, training_length=2, sequential=False)
 

@@ -15,7 +15,11 @@ TEST_CURRICULUM = {
     "thresholds": [10, 20, 50],
     "min_lesson_length": 3,
     "signal_smoothing": True,
-    "parameters": {"param1": [0.7, 0.5, 0.3, 0.1], "param2": [100, 50, 20, 15], "param3": [0.2, 0.3, 0.7, 0.9]},
+    "parameters": {
+        "param1": [0.7, 0.5, 0.3, 0.1],
+        "param2": [100, 50, 20, 15],
+        "param3": [0.2, 0.3, 0.7, 0.9],
+    },
 }
 
 
@@ -46,7 +50,9 @@ def test_increment_with_smoothing(tmp_path, caplog):
     with caplog.at_level(logging.INFO, logger="mlagents.trainers"):
         assert curriculum.increment_lesson(12)  # 0.25 * 9 + 9 = 11.25 > 10
     assert curriculum.lesson_num == 1
-    assert "TestBrain lesson changed. Now in lesson 1: param1 -> 0.5, param2 -> 50, param3 -> 0.3" in caplog.text
+    assert (
+        "TestBrain lesson changed. Now in lesson 1: param1 -> 0.5, param2 -> 50, param3 -> 0.3" in caplog.text
+    )
     assert curriculum.increment_lesson(1000)  # one lesson per attempt
     assert curriculum.lesson_num == 2
 
@@ -86,7 +92,9 @@ def test_unreadable_curricula(tmp_path):
 
 def test_meta_curriculum_folder(tmp_path, caplog):
     write_curriculum(tmp_path, "BrainA.json", TEST_CURRICULUM)
-    other = dict(TEST_CURRICULUM, parameters={"param1": [1, 2, 3, 4]}, measure="progress", min_lesson_length=0)
+    other = dict(
+        TEST_CURRICULUM, parameters={"param1": [1, 2, 3, 4]}, measure="progress", min_lesson_length=0
+    )
     with caplog.at_level(logging.WARNING, logger="mlagents.trainers"):
         meta = MetaCurriculum(str(tmp_path), RESET_PARAMETERS)
     assert "Two or more curriculums will attempt to change the same reset parameter" not in caplog.text

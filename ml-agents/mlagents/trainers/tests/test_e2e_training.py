@@ -15,9 +15,13 @@ import time
 from pathlib import Path
 
 import pytest
+from learn_helpers import (  # beside the tests, see conftest
+    LearnProcess,
+    assert_nothing_left,
+    leftovers,
+    trainer_config,
+)
 from tensorboard.backend.event_processing import event_accumulator
-
-from learn_helpers import LearnProcess, assert_nothing_left, leftovers, trainer_config  # beside the tests, see conftest
 
 REPO = Path(__file__).resolve().parents[4]
 BASIC = REPO / "example-envs" / "builds" / "Basic.x86_64"
@@ -28,7 +32,12 @@ pytestmark = pytest.mark.skipif(not BASIC.exists(), reason="the Basic build is m
 def basic_config(max_steps, **changes):
     """The shipped BasicLearning section with a higher learning rate and a budget of ``max_steps``,
     so that the policy settles within a few thousand steps (``changes`` as in ``trainer_config``)."""
-    settings = {"learning_rate": 3.0e-3, "max_steps": max_steps, "summary_freq": 1000, "vis_encode_type": "simple"}
+    settings = {
+        "learning_rate": 3.0e-3,
+        "max_steps": max_steps,
+        "summary_freq": 1000,
+        "vis_encode_type": "simple",
+    }
     return trainer_config(**{**settings, **changes})
 
 
@@ -70,8 +79,18 @@ def first_run(tmp_path_factory, free_port_range):
     (cwd / "config.yaml").write_text(basic_config(FIRST_RUN_STEPS))
     port = free_port_range(2)
     run = LearnProcess(
-        cwd, "config.yaml", "--env", BASIC, "--num-envs=2", "--base-port", port, "--train", "--run-id=basic",
-        "--save-freq=2000", "--seed=2", "--no-graphics",
+        cwd,
+        "config.yaml",
+        "--env",
+        BASIC,
+        "--num-envs=2",
+        "--base-port",
+        port,
+        "--train",
+        "--run-id=basic",
+        "--save-freq=2000",
+        "--seed=2",
+        "--no-graphics",
     )
     status = run.finish()
     output = run.output()
@@ -160,8 +179,17 @@ def test_load_continues_the_run(first_run, free_port_range):
     (cwd / "config_more.yaml").write_text(basic_config(FIRST_RUN_STEPS + 1500))
     port = free_port_range(2)
     run = LearnProcess(
-        cwd, "config_more.yaml", "--env", BASIC, "--num-envs=2", "--base-port", port, "--train", "--run-id=basic",
-        "--load", "--no-graphics",
+        cwd,
+        "config_more.yaml",
+        "--env",
+        BASIC,
+        "--num-envs=2",
+        "--base-port",
+        port,
+        "--train",
+        "--run-id=basic",
+        "--load",
+        "--no-graphics",
     )
     status = run.finish()
     output = run.output()
@@ -182,8 +210,16 @@ def start_long_run(tmp_path, build, run_id, port):
     """mlagents-learn on ``build`` with 2 instances and a budget it will not reach before it is stopped."""
     (tmp_path / "config.yaml").write_text(basic_config(1.0e6))
     return LearnProcess(
-        tmp_path, "config.yaml", "--env", build, "--num-envs=2", "--base-port", port, "--train",
-        f"--run-id={run_id}", "--no-graphics",
+        tmp_path,
+        "config.yaml",
+        "--env",
+        build,
+        "--num-envs=2",
+        "--base-port",
+        port,
+        "--train",
+        f"--run-id={run_id}",
+        "--no-graphics",
     )
 
 
@@ -242,11 +278,20 @@ def test_second_sigterm_stops_a_pass_that_does_not_end(tmp_path, free_port_range
         run.finish(timeout=60)
     assert_saved_after_interrupt(tmp_path, run, status, "hung", port)
 
+
 def test_several_runs(tmp_path, free_port_range):
     (tmp_path / "config.yaml").write_text(basic_config(600, summary_freq=300))
     port = free_port_range(2)
     run = LearnProcess(
-        tmp_path, "config.yaml", "--env", BASIC, "--num-runs=2", "--base-port", port, "--train", "--run-id=multi",
+        tmp_path,
+        "config.yaml",
+        "--env",
+        BASIC,
+        "--num-runs=2",
+        "--base-port",
+        port,
+        "--train",
+        "--run-id=multi",
         "--no-graphics",
     )
     status = run.finish()
@@ -286,8 +331,17 @@ def test_3dball_learns(tmp_path, free_port_range):
     (tmp_path / "config.yaml").write_text(BALL_CONFIG)
     port = free_port_range(2)
     run = LearnProcess(
-        tmp_path, "config.yaml", "--env", BALL, "--num-envs=2", "--base-port", port, "--train", "--run-id=ball",
-        "--seed=3", "--no-graphics",
+        tmp_path,
+        "config.yaml",
+        "--env",
+        BALL,
+        "--num-envs=2",
+        "--base-port",
+        port,
+        "--train",
+        "--run-id=ball",
+        "--seed=3",
+        "--no-graphics",
     )
     status = run.finish(timeout=400)
     output = run.output()

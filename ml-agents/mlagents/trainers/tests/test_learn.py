@@ -8,10 +8,9 @@ that nothing is left running afterwards.
 from pathlib import Path
 
 import pytest
+from learn_helpers import leftovers, run_learn, trainer_config  # beside the tests, see conftest
 
 from mlagents.trainers import learn
-
-from learn_helpers import leftovers, run_learn, trainer_config  # beside the tests, see conftest
 
 REPO = Path(__file__).resolve().parents[4]
 BASIC = REPO / "example-envs" / "builds" / "Basic.x86_64"
@@ -42,7 +41,7 @@ def test_help(tmp_path):
     status, out, err = run_learn(tmp_path, "--help")
     assert status == 0
     assert "mlagents-learn <trainer-config-path> [options]" in out
-    for flag, default in [
+    for flag, _default in [
         ("--env=<file>", "None"),
         ("--curriculum=<directory>", "None"),
         ("--sampler=<file>", "None"),
@@ -152,7 +151,15 @@ def test_config_errors_found_after_the_environment_started(tmp_path, config, mes
     (tmp_path / "config.yaml").write_text(config)
     port = free_port_range(2)
     status, _, err = run_learn(
-        tmp_path, "config.yaml", "--env", BASIC, "--num-envs=2", "--base-port", port, "--train", "--no-graphics"
+        tmp_path,
+        "config.yaml",
+        "--env",
+        BASIC,
+        "--num-envs=2",
+        "--base-port",
+        port,
+        "--train",
+        "--no-graphics",
     )
     assert_one_clear_error(status, err, message)
     assert leftovers([port, port + 1]) == []
@@ -161,7 +168,10 @@ def test_config_errors_found_after_the_environment_started(tmp_path, config, mes
 @pytest.mark.parametrize(
     "sampler, message",
     [
-        ("mass:\n  sampler-type: uniform\n  min_value: 1\n  max_value: 2\n", "Resampling interval was not specified"),
+        (
+            "mass:\n  sampler-type: uniform\n  min_value: 1\n  max_value: 2\n",
+            "Resampling interval was not specified",
+        ),
         ("resampling-interval: -5\n", "Specified resampling-interval is not valid"),
         ("resampling-interval: 10\nmass:\n  min_value: 1\n", "'sampler_type' argument hasn't been supplied"),
     ],
@@ -169,7 +179,9 @@ def test_config_errors_found_after_the_environment_started(tmp_path, config, mes
 def test_sampler_file_errors_before_launch(tmp_path, sampler, message):
     (tmp_path / "config.yaml").write_text(VALID_CONFIG)
     (tmp_path / "sampler.yaml").write_text(sampler)
-    status, _, err = run_learn(tmp_path, "config.yaml", "--env", BASIC, "--sampler", "sampler.yaml", "--train")
+    status, _, err = run_learn(
+        tmp_path, "config.yaml", "--env", BASIC, "--sampler", "sampler.yaml", "--train"
+    )
     assert_one_clear_error(status, err, message)
 
 
@@ -184,7 +196,9 @@ def test_sampler_for_an_unknown_reset_parameter(tmp_path, free_port_range):
         tmp_path, "config.yaml", "--env", BASIC, "--base-port", port, "--sampler", "sampler.yaml", "--train"
     )
     assert_one_clear_error(
-        status, err, "The sampler file sampler.yaml names reset parameters the environment does not have: mass."
+        status,
+        err,
+        "The sampler file sampler.yaml names reset parameters the environment does not have: mass.",
     )
     assert leftovers([port]) == []
 
@@ -216,7 +230,9 @@ def test_curriculum_for_an_unknown_brain(tmp_path, free_port_range):
     status, _, err = run_learn(
         tmp_path, "config.yaml", "--env", BASIC, "--base-port", port, "--curriculum", "curricula", "--train"
     )
-    assert_one_clear_error(status, err, "One of the curricula defined in curricula does not have a corresponding Brain")
+    assert_one_clear_error(
+        status, err, "One of the curricula defined in curricula does not have a corresponding Brain"
+    )
     assert leftovers([port]) == []
 
 

@@ -63,7 +63,9 @@ def test_dense_layer():
     layer = Dense(3, 2, Initializer(0), ("vs", 1.0), activation="swish")
     x = np.random.default_rng(0).normal(size=(4, 3)).astype(np.float32)
     expected = x @ layer.kernel.numpy() + layer.bias.numpy()
-    np.testing.assert_allclose(layer(tf.constant(x)).numpy(), expected * sigmoid(expected), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        layer(tf.constant(x)).numpy(), expected * sigmoid(expected), rtol=1e-5, atol=1e-6
+    )
     np.testing.assert_array_equal(layer.bias.numpy(), 0)
     no_bias = Dense(3, 2, Initializer(0), use_bias=False)
     assert no_bias.bias is None
@@ -113,7 +115,9 @@ def test_lstm_matches_numpy(sequence_length):
     x = rng.normal(size=(2 * sequence_length, 5)).astype(np.float32)
     memory = rng.normal(size=(2, 6)).astype(np.float32)
     out, memory_out = cell(tf.constant(x), tf.constant(memory), sequence_length)
-    expected_out, expected_memory = numpy_lstm(x, memory, cell.kernel.numpy(), cell.bias.numpy(), 3, sequence_length)
+    expected_out, expected_memory = numpy_lstm(
+        x, memory, cell.kernel.numpy(), cell.bias.numpy(), 3, sequence_length
+    )
     np.testing.assert_allclose(out.numpy(), expected_out, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(memory_out.numpy(), expected_memory, rtol=1e-5, atol=1e-6)
     assert cell.kernel.shape == (8, 12)
@@ -176,8 +180,14 @@ def test_schedule_is_linear_then_constant():
 
 def test_ppo_model_structure_discrete_recurrent():
     # Hallway-like: 2 x 128 hidden... kept small: hidden 16, 5 actions, memory 8 -> LSTM of 4 units.
-    model = PPOModel(brain(vec=6, actions=(5,)), h_size=16, num_layers=2, use_recurrent=True, m_size=8,
-                     stream_names=["extrinsic", "other"])
+    model = PPOModel(
+        brain(vec=6, actions=(5,)),
+        h_size=16,
+        num_layers=2,
+        use_recurrent=True,
+        m_size=8,
+        stream_names=["extrinsic", "other"],
+    )
     assert len(model.vector_encoders) == 1
     assert model.lstm.kernel.shape == (16 + 5 + 4, 16)
     assert model.policy_branches[0].bias is None
@@ -191,7 +201,9 @@ def test_ppo_model_structure_discrete_recurrent():
     out = model.forward(inputs, sequence_length=3)
     assert out["logits"].shape == (6, 5)
     assert out["memory_out"].shape == (2, 8)
-    np.testing.assert_allclose(out["value"].numpy(), (out["values"]["extrinsic"] + out["values"]["other"]).numpy() / 2)
+    np.testing.assert_allclose(
+        out["value"].numpy(), (out["values"]["extrinsic"] + out["values"]["other"]).numpy() / 2
+    )
     assert int(model.version_number.numpy()) == 2
     assert int(model.memory_size.numpy()) == 8
     assert int(model.action_output_shape.numpy()) == 5
@@ -199,8 +211,14 @@ def test_ppo_model_structure_discrete_recurrent():
 
 
 def test_ppo_model_structure_continuous():
-    model = PPOModel(brain(vec=4, actions=(2,), space="continuous"), h_size=8, num_layers=0, use_recurrent=True,
-                     m_size=8, normalize=True)
+    model = PPOModel(
+        brain(vec=4, actions=(2,), space="continuous"),
+        h_size=8,
+        num_layers=0,
+        use_recurrent=True,
+        m_size=8,
+        normalize=True,
+    )
     # num_layers < 1 is clamped to 1; two separate streams; two LSTMs of memory_size / 4 units.
     assert len(model.vector_encoders) == 2
     assert len(model.vector_encoders[0].layers) == 1

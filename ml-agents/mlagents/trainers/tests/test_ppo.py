@@ -20,8 +20,9 @@ def make_brain(vec=3, actions=(3,), space="discrete", cameras=()):
     return BrainParameters("Brain", vec, 1, resolutions, list(actions), [""] * len(actions), space)
 
 
-def make_info(agents, obs, rewards=None, dones=None, max_reached=None, masks=None, prev=None, memories=None,
-              visual=None):
+def make_info(
+    agents, obs, rewards=None, dones=None, max_reached=None, masks=None, prev=None, memories=None, visual=None
+):
     n = len(agents)
     return BrainInfo(
         visual_observation=visual or [],
@@ -51,7 +52,9 @@ def swish(x):
 
 def test_discount_rewards_hand_computed():
     # R2 = 2 + 0.5 * 4 = 4; R1 = 0 + 0.5 * 4 = 2; R0 = 1 + 0.5 * 2 = 2
-    np.testing.assert_allclose(discount_rewards(np.array([1.0, 0.0, 2.0]), gamma=0.5, value_next=4.0), [2, 2, 4])
+    np.testing.assert_allclose(
+        discount_rewards(np.array([1.0, 0.0, 2.0]), gamma=0.5, value_next=4.0), [2, 2, 4]
+    )
     np.testing.assert_allclose(discount_rewards(np.array([1.0, 1.0]), gamma=0.9), [1.9, 1.0])
 
 
@@ -73,7 +76,9 @@ def test_gae_matches_a_step_by_step_reference(n):
         delta = rewards[t] + gamma * extended[t + 1] - extended[t]
         running = delta + gamma * lambd * running
         expected[t] = running
-    np.testing.assert_allclose(get_gae(rewards, values, value_next, gamma, lambd), expected, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(
+        get_gae(rewards, values, value_next, gamma, lambd), expected, rtol=1e-10, atol=1e-10
+    )
     returns = np.zeros(n)
     running = value_next
     for t in reversed(range(n)):
@@ -140,7 +145,8 @@ def test_discrete_losses_match_numpy(ppo_params):
     hidden = swish(obs @ encoder.kernel.numpy() + encoder.bias.numpy())
     logits = np.concatenate([hidden @ b.kernel.numpy() for b in model.policy_branches], axis=1)
     values = {
-        name: (hidden @ head.kernel.numpy() + head.bias.numpy())[:, 0] for name, head in model.value_heads.items()
+        name: (hidden @ head.kernel.numpy() + head.bias.numpy())[:, 0]
+        for name, head in model.value_heads.items()
     }
 
     def log_prob(z):
@@ -163,8 +169,9 @@ def test_discrete_losses_match_numpy(ppo_params):
     fraction = 1 - 10000 / 5e4
     epsilon = (0.2 - 0.1) * fraction + 0.1
     beta = (0.01 - 1e-5) * fraction + 1e-5
-    expected = numpy_ppo_losses(log_prob(logits), log_prob(old_logits), entropy(logits), values, batch, epsilon,
-                                beta, batch["masks"])
+    expected = numpy_ppo_losses(
+        log_prob(logits), log_prob(old_logits), entropy(logits), values, batch, epsilon, beta, batch["masks"]
+    )
     assert float(out["policy_loss"]) == pytest.approx(expected[0], rel=1e-4, abs=1e-6)
     assert float(out["value_loss"]) == pytest.approx(expected[1], rel=1e-4, abs=1e-6)
     assert float(out["loss"]) == pytest.approx(expected[2], rel=1e-4, abs=1e-6)
@@ -191,18 +198,25 @@ def test_continuous_losses_match_numpy(ppo_params):
     head = model.value_heads["extrinsic"]
     values = {"extrinsic": (hidden_value @ head.kernel.numpy() + head.bias.numpy())[:, 0]}
     log_sigma_sq = np.array([0.3, -0.2])
-    log_density = -0.5 * (actions_pre - mu) ** 2 / np.exp(log_sigma_sq) - 0.5 * np.log(2 * np.pi) - 0.5 * log_sigma_sq
+    log_density = (
+        -0.5 * (actions_pre - mu) ** 2 / np.exp(log_sigma_sq) - 0.5 * np.log(2 * np.pi) - 0.5 * log_sigma_sq
+    )
     entropy = np.full(n, 0.5 * np.mean(np.log(2 * np.pi * np.e) + log_sigma_sq))
-    expected = numpy_ppo_losses(log_density.sum(axis=1), old_probs.sum(axis=1), entropy, values, batch, 0.2, 5e-3,
-                                batch["masks"])
+    expected = numpy_ppo_losses(
+        log_density.sum(axis=1), old_probs.sum(axis=1), entropy, values, batch, 0.2, 5e-3, batch["masks"]
+    )
     assert float(out["policy_loss"]) == pytest.approx(expected[0], rel=1e-4, abs=1e-6)
     assert float(out["value_loss"]) == pytest.approx(expected[1], rel=1e-4, abs=1e-6)
     assert float(out["loss"]) == pytest.approx(expected[2], rel=1e-4, abs=1e-6)
 
 
 def test_update_is_one_adam_step_with_the_decayed_learning_rate(ppo_params, continuous_update_batch):
-    policy = PPOPolicy(0, make_brain(vec=3, actions=(2,), space="continuous"),
-                       ppo_params(learning_rate=1e-3, max_steps=1000), True)
+    policy = PPOPolicy(
+        0,
+        make_brain(vec=3, actions=(2,), space="continuous"),
+        ppo_params(learning_rate=1e-3, max_steps=1000),
+        True,
+    )
     policy.model.global_step.assign(500)
     before = [v.numpy().copy() for v in policy.model.trainable_variables]
     n = 8
@@ -210,7 +224,9 @@ def test_update_is_one_adam_step_with_the_decayed_learning_rate(ppo_params, cont
     stats = policy.update(batch, n)
     assert set(stats) == {"value_loss", "policy_loss"} and stats["policy_loss"] >= 0
     lr = (1e-3 - 1e-10) * 0.5 + 1e-10
-    steps = np.concatenate([np.abs(v.numpy() - b).ravel() for v, b in zip(policy.model.trainable_variables, before)])
+    steps = np.concatenate(
+        [np.abs(v.numpy() - b).ravel() for v, b in zip(policy.model.trainable_variables, before)]
+    )
     # First Adam step: every parameter with a gradient moves by lr * g / (|g| + 1e-8) ~ lr.
     assert steps.max() == pytest.approx(lr, rel=1e-3)
     assert np.mean(steps > 0.9 * lr) > 0.9
@@ -338,12 +354,16 @@ def test_trainer_collects_chunks_at_time_horizon_and_bootstraps(ppo_params):
     bootstrap = trainer.policy.get_value_estimates(infos[4], 0, False)["extrinsic"]
     expected = get_gae(rewards_a, values_a, bootstrap, 0.99, 0.95)
     np.testing.assert_allclose(np.array(update["extrinsic_advantage"])[:4], expected, rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(np.array(update["extrinsic_returns"])[:4], expected + values_a, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        np.array(update["extrinsic_returns"])[:4], expected + values_a, rtol=1e-4, atol=1e-5
+    )
     np.testing.assert_allclose(np.array(update["advantages"])[:4], expected, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(np.array(update["vector_obs"])[:4], obs[:4, 0])
     np.testing.assert_allclose(np.array(update["next_vector_in"])[:4], obs[1:5, 0])
     assert list(np.array(update["masks"])) == [1.0] * 8
-    np.testing.assert_array_equal(np.array(update["actions"])[:4], [outputs[t]["action"][0] for t in range(4)])
+    np.testing.assert_array_equal(
+        np.array(update["actions"])[:4], [outputs[t]["action"][0] for t in range(4)]
+    )
     assert np.array(update["action_mask"]).shape == (8, 3)
     assert trainer.stats["Policy/Entropy"] and trainer.stats["Policy/Extrinsic Value Estimate"]
     assert trainer.stats["Policy/Learning Rate"][0] == pytest.approx(3e-4, rel=1e-6)
@@ -386,8 +406,9 @@ def test_max_reached_bootstraps_from_the_last_decision_state(ppo_params):
     bootstrap = trainer.policy.get_value_estimates(infos[1], 0, False)["extrinsic"]
     assert bootstrap != 0
     expected = get_gae(np.array([1.0, 1.0]), values, bootstrap, 0.99, 0.95)
-    np.testing.assert_allclose(np.array(trainer.training_buffer.update_buffer["extrinsic_advantage"]), expected,
-                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        np.array(trainer.training_buffer.update_buffer["extrinsic_advantage"]), expected, rtol=1e-4, atol=1e-5
+    )
 
 
 def test_agents_joining_and_leaving(ppo_params):
@@ -412,8 +433,15 @@ def test_agents_joining_and_leaving(ppo_params):
 
 
 def test_update_policy_uses_and_clears_the_buffer(ppo_params):
-    trainer = PPOTrainer(make_brain(vec=3, actions=(2,), space="continuous"), 1,
-                         ppo_params(time_horizon=4, buffer_size=12, batch_size=4), True, False, 0, "run")
+    trainer = PPOTrainer(
+        make_brain(vec=3, actions=(2,), space="continuous"),
+        1,
+        ppo_params(time_horizon=4, buffer_size=12, batch_size=4),
+        True,
+        False,
+        0,
+        "run",
+    )
     rng = np.random.default_rng(4)
     infos = [make_info(["a", "b"], rng.normal(size=(2, 3)), rewards=rng.normal(size=2)) for _ in range(8)]
     drive(trainer, infos)
@@ -433,15 +461,23 @@ def test_update_policy_uses_and_clears_the_buffer(ppo_params):
 
 
 def test_recurrent_trainer_pads_sequences_and_updates(ppo_params):
-    params = ppo_params(use_recurrent=True, memory_size=8, sequence_length=3, time_horizon=4,
-                         batch_size=6, buffer_size=8)
+    params = ppo_params(
+        use_recurrent=True, memory_size=8, sequence_length=3, time_horizon=4, batch_size=6, buffer_size=8
+    )
     trainer = PPOTrainer(make_brain(vec=3, actions=(3,)), 1, params, True, False, 0, "run")
     rng = np.random.default_rng(5)
     memories = np.zeros((1, 8))
     infos = []
     for t in range(6):
-        infos.append(make_info(["a"], rng.normal(size=(1, 3)), rewards=[1.0], memories=memories.copy(),
-                               prev=np.array([[t % 3]])))
+        infos.append(
+            make_info(
+                ["a"],
+                rng.normal(size=(1, 3)),
+                rewards=[1.0],
+                memories=memories.copy(),
+                prev=np.array([[t % 3]]),
+            )
+        )
         memories = memories + 0.1
     outputs = []
     drive(trainer, infos, outputs)
@@ -452,8 +488,10 @@ def test_recurrent_trainer_pads_sequences_and_updates(ppo_params):
     np.testing.assert_allclose(np.array(update["memory"])[2], np.full(8, 0.1))
     assert outputs[0]["memory_out"].shape == (1, 8)
     np.testing.assert_array_equal(np.array(update["action_mask"])[0], np.array(update["action_mask"])[-1])
-    drive(trainer, [infos[-1]] + [make_info(["a"], rng.normal(size=(1, 3)), memories=np.ones((1, 8)))
-                                  for _ in range(5)])
+    drive(
+        trainer,
+        [infos[-1]] + [make_info(["a"], rng.normal(size=(1, 3)), memories=np.ones((1, 8))) for _ in range(5)],
+    )
     assert trainer.is_ready_update()
     trainer.update_policy()
     assert int(trainer.policy.optimizer.iterations.numpy()) == 2 * (12 // 6)
@@ -486,8 +524,10 @@ def test_visual_policy_acts_and_learns(ppo_params):
 
 
 def test_trainer_configuration_errors(ppo_params):
-    with pytest.raises(UnityTrainerException, match="No reward signals were defined. At least one must be used "
-                                                    "with PPOTrainer."):
+    with pytest.raises(
+        UnityTrainerException,
+        match="No reward signals were defined. At least one must be used with PPOTrainer.",
+    ):
         PPOTrainer(make_brain(), 1, ppo_params(reward_signals={}), True, False, 0, "run")
     params = ppo_params()
     del params["lambd"]
@@ -537,7 +577,9 @@ def test_save_and_load_restore_step_optimizer_and_normalizer(ppo_params):
 
 
 def test_load_errors_are_clear(ppo_params):
-    with pytest.raises(UnityPolicyException, match="could not be found. Make sure you specified the right --run-id"):
+    with pytest.raises(
+        UnityPolicyException, match="could not be found. Make sure you specified the right --run-id"
+    ):
         PPOPolicy(0, make_brain(), ppo_params(), True, load=True)
     params = ppo_params()
     PPOPolicy(0, make_brain(), params, True).save_model(5)
@@ -548,9 +590,21 @@ def test_load_errors_are_clear(ppo_params):
 def test_numbers_given_as_strings_are_coerced(ppo_params):
     """PyYAML reads 5.0e4, 1e-3 and friends as strings: every hyper-parameter is coerced."""
     params = ppo_params(
-        batch_size="4", beta="1e-3", buffer_size="8.0", epsilon="0.2", hidden_units="8", lambd="0.95",
-        learning_rate="1e-3", max_steps="5.0e4", memory_size="8", normalize="false", num_epoch="1",
-        num_layers="1", time_horizon="4", sequence_length="2", keep_checkpoints="3",
+        batch_size="4",
+        beta="1e-3",
+        buffer_size="8.0",
+        epsilon="0.2",
+        hidden_units="8",
+        lambd="0.95",
+        learning_rate="1e-3",
+        max_steps="5.0e4",
+        memory_size="8",
+        normalize="false",
+        num_epoch="1",
+        num_layers="1",
+        time_horizon="4",
+        sequence_length="2",
+        keep_checkpoints="3",
         reward_signals={"extrinsic": {"strength": "1.0", "gamma": "9.9e-1"}},
     )
     trainer = PPOTrainer(make_brain(), 1, params, True, False, 0, "run")
@@ -568,11 +622,21 @@ def test_ppo_learns_a_contextual_bandit(ppo_params, space):
     """The whole loop (decisions, GAE, updates) improves a policy: the right action depends on the sign
     of the observation (discrete: +1 for action 1 iff x > 0; continuous: reward -|a - x/2|)."""
     continuous = space == "continuous"
-    params = ppo_params(batch_size=32, buffer_size=64, hidden_units=16, learning_rate=1e-2, beta=1e-3,
-                         time_horizon=4, lambd=0.9, num_epoch=3, max_steps=1e5,
-                         reward_signals={"extrinsic": {"strength": 1.0, "gamma": 0.1}})
-    trainer = PPOTrainer(make_brain(vec=1, actions=(1,) if continuous else (2,), space=space), 1, params, True,
-                         False, 0, "run")
+    params = ppo_params(
+        batch_size=32,
+        buffer_size=64,
+        hidden_units=16,
+        learning_rate=1e-2,
+        beta=1e-3,
+        time_horizon=4,
+        lambd=0.9,
+        num_epoch=3,
+        max_steps=1e5,
+        reward_signals={"extrinsic": {"strength": 1.0, "gamma": 0.1}},
+    )
+    trainer = PPOTrainer(
+        make_brain(vec=1, actions=(1,) if continuous else (2,), space=space), 1, params, True, False, 0, "run"
+    )
     n = 16
     rng = np.random.default_rng(0)
     agents = [str(i) for i in range(n)]

@@ -13,8 +13,15 @@ from mlagents.trainers.ppo.policy import PPOPolicy
 
 def info(rewards):
     n = len(rewards)
-    return BrainInfo([], np.zeros((n, 2)), [""] * n, reward=list(rewards), agents=[str(i) for i in range(n)],
-                     local_done=[False] * n, max_reached=[False] * n)
+    return BrainInfo(
+        [],
+        np.zeros((n, 2)),
+        [""] * n,
+        reward=list(rewards),
+        agents=[str(i) for i in range(n)],
+        local_done=[False] * n,
+        max_reached=[False] * n,
+    )
 
 
 def test_extrinsic_signal_scales_the_environment_reward():
@@ -47,8 +54,10 @@ def test_signal_of_a_later_version_says_so():
     "config, key", [({"gamma": 0.99}, "strength"), ({"strength": 1.0}, "gamma"), (None, "strength")]
 )
 def test_missing_hyper_parameter(config, key):
-    with pytest.raises(UnityTrainerException, match=f"The hyper-parameter {key} could not be found for "
-                                                    "ExtrinsicRewardSignal."):
+    with pytest.raises(
+        UnityTrainerException,
+        match=f"The hyper-parameter {key} could not be found for ExtrinsicRewardSignal.",
+    ):
         create_reward_signal(None, None, "extrinsic", config)
 
 
@@ -70,10 +79,24 @@ def test_base_signal_gives_zero_rewards():
 def test_policy_builds_its_signals_and_reports_factory_errors(tmp_path):
     brain = BrainParameters("B", 2, 1, [], [2], ["", ""], "discrete")
     params = {
-        "batch_size": 4, "beta": 1e-3, "buffer_size": 8, "epsilon": 0.2, "hidden_units": 4, "lambd": 0.9,
-        "learning_rate": 1e-3, "max_steps": 100, "memory_size": 4, "normalize": False, "num_epoch": 1,
-        "num_layers": 1, "time_horizon": 4, "sequence_length": 2, "summary_freq": 10, "use_recurrent": False,
-        "model_path": str(tmp_path / "m"), "reward_signals": {"extrinsic": {"strength": 1.0, "gamma": 0.5}},
+        "batch_size": 4,
+        "beta": 1e-3,
+        "buffer_size": 8,
+        "epsilon": 0.2,
+        "hidden_units": 4,
+        "lambd": 0.9,
+        "learning_rate": 1e-3,
+        "max_steps": 100,
+        "memory_size": 4,
+        "normalize": False,
+        "num_epoch": 1,
+        "num_layers": 1,
+        "time_horizon": 4,
+        "sequence_length": 2,
+        "summary_freq": 10,
+        "use_recurrent": False,
+        "model_path": str(tmp_path / "m"),
+        "reward_signals": {"extrinsic": {"strength": 1.0, "gamma": 0.5}},
     }
     policy = PPOPolicy(0, brain, params, True)
     assert list(policy.reward_signals) == ["extrinsic"]

@@ -55,7 +55,9 @@ def reference_add_experiences(trainer, curr_info, next_info, outputs):
         buffers[agent_id].last_take_action_outputs = outputs
     same = list(curr_info.agents) == list(next_info.agents)
     curr_to_use = curr_info if same else trainer.construct_curr_info(next_info)
-    rewards = {name: signal.evaluate(curr_to_use, next_info) for name, signal in policy.reward_signals.items()}
+    rewards = {
+        name: signal.evaluate(curr_to_use, next_info) for name, signal in policy.reward_signals.items()
+    }
     for next_idx, agent_id in enumerate(next_info.agents):
         agent = buffers[agent_id]
         stored, stored_outputs = agent.last_brain_info, agent.last_take_action_outputs
@@ -79,7 +81,9 @@ def reference_add_experiences(trainer, curr_info, next_info, outputs):
                 agent["actions"].append(stored_outputs["action"][idx])
                 agent["action_probs"].append(stored_outputs["log_probs"][idx])
                 agent["prev_action"].append(stored.previous_vector_actions[idx])
-                trainer.collected_rewards["environment"][agent_id] += float(np.float32(next_info.rewards[next_idx]))
+                trainer.collected_rewards["environment"][agent_id] += float(
+                    np.float32(next_info.rewards[next_idx])
+                )
                 for name, result in rewards.items():
                     agent[f"{name}_rewards"].append(float(result.scaled_reward[next_idx]))
                     agent[f"{name}_value_estimates"].append(float(stored_outputs["value_heads"][name][idx]))
@@ -96,7 +100,9 @@ def assert_same_state(fast, reference):
         for key, field in expected.items():
             assert len(actual[key]) == len(field), (agent_id, key)
             if len(field):
-                np.testing.assert_array_equal(np.array(actual[key]), np.array(field), err_msg=f"{agent_id} {key}")
+                np.testing.assert_array_equal(
+                    np.array(actual[key]), np.array(field), err_msg=f"{agent_id} {key}"
+                )
                 assert np.array(actual[key]).dtype == np.array(field).dtype, (agent_id, key)
                 assert type(actual[key][0]) is type(field[0]), (agent_id, key)
             assert actual[key].padding_value == field.padding_value, (agent_id, key)
@@ -156,7 +162,11 @@ def test_per_agent_hooks_append_one_row(ppo_params):
 
 def test_append_rows_equals_appending_agent_by_agent():
     rng = np.random.default_rng(3)
-    columns = {"obs": rng.normal(size=(3, 2)), "mask": [np.ones(2), np.zeros(2), np.ones(2)], "r": [0.5, 1.0, 2.0]}
+    columns = {
+        "obs": rng.normal(size=(3, 2)),
+        "mask": [np.ones(2), np.zeros(2), np.ones(2)],
+        "r": [0.5, 1.0, 2.0],
+    }
     fast, slow = Buffer(), Buffer()
     for buffer in (fast, slow):
         buffer["y"]["obs"].append(np.zeros(2))  # an existing trajectory continues
@@ -206,7 +216,9 @@ def test_joined_transitions_of_several_environments_give_the_same_trajectories(p
         transitions = TrainerController._transitions("Brain", step_infos)
         assert len(transitions) == 1
         previous, following, outputs = transitions[0]
-        assert previous["Brain"].agents == [a for s in step_infos for a in s.previous_all_brain_info["Brain"].agents]
+        assert previous["Brain"].agents == [
+            a for s in step_infos for a in s.previous_all_brain_info["Brain"].agents
+        ]
         joined.add_experiences(previous, following, outputs)
         joined.process_experiences(previous, following)
         # A step without a decision (e.g. right after a reset) is handed over alone.
@@ -216,10 +228,18 @@ def test_joined_transitions_of_several_environments_give_the_same_trajectories(p
     assert sorted(joined.training_buffer) == sorted(one_by_one.training_buffer)
     for agent_id, expected in one_by_one.training_buffer.items():
         for key, field in expected.items():
-            np.testing.assert_allclose(np.array(joined.training_buffer[agent_id][key], dtype=float),
-                                       np.array(field, dtype=float), rtol=1e-5, err_msg=f"{agent_id} {key}")
-    update_expected, update_joined = one_by_one.training_buffer.update_buffer, joined.training_buffer.update_buffer
+            np.testing.assert_allclose(
+                np.array(joined.training_buffer[agent_id][key], dtype=float),
+                np.array(field, dtype=float),
+                rtol=1e-5,
+                err_msg=f"{agent_id} {key}",
+            )
+    update_expected, update_joined = (
+        one_by_one.training_buffer.update_buffer,
+        joined.training_buffer.update_buffer,
+    )
     assert sorted(update_joined) == sorted(update_expected) and len(update_expected["actions"]) > 50
+
     # Trajectories reach the update buffer per pass instead of per environment: put both in the order
     # of their (exact, random) observations, then compare every field.
     def order(update_buffer):
@@ -235,4 +255,5 @@ def test_joined_transitions_of_several_environments_give_the_same_trajectories(p
         assert dict(joined.collected_rewards[name]) == pytest.approx(dict(one_by_one.collected_rewards[name]))
     assert dict(joined.episode_steps) == dict(one_by_one.episode_steps)
     assert joined.stats["Environment/Cumulative Reward"] == pytest.approx(
-        one_by_one.stats["Environment/Cumulative Reward"])
+        one_by_one.stats["Environment/Cumulative Reward"]
+    )

@@ -28,9 +28,13 @@ def test_same_results_as_the_tf_function_for_numpy_and_tensor_inputs():
         actions = rng.integers(0, 5, size=(n, 2))
         scale = rng.random(n).astype(np.float32)
         expected = reference({"obs": obs.astype(np.float32), "actions": actions.astype(np.int32)}, scale)
-        for args in (({"obs": obs, "actions": actions}, scale), ({"obs": tf.constant(obs, tf.float32),
-                                                                   "actions": tf.constant(actions, tf.int32)},
-                                                                  tf.constant(scale))):
+        for args in (
+            ({"obs": obs, "actions": actions}, scale),
+            (
+                {"obs": tf.constant(obs, tf.float32), "actions": tf.constant(actions, tf.int32)},
+                tf.constant(scale),
+            ),
+        ):
             out = fast(*args)
             assert set(out) == {"sum", "actions"}
             np.testing.assert_array_equal(out["sum"].numpy(), expected["sum"].numpy())
@@ -48,7 +52,9 @@ def test_wrong_inputs_are_refused_with_a_clear_message():
         fast({"obs": good["obs"]}, scale)
     with pytest.raises(TypeError, match="expected the inputs"):
         fast(dict(good, extra=np.zeros(2)), scale)
-    with pytest.raises(ValueError, match=r"input obs: expected shape \[None, 3\] \(None: any\), got \[2, 4\]"):
+    with pytest.raises(
+        ValueError, match=r"input obs: expected shape \[None, 3\] \(None: any\), got \[2, 4\]"
+    ):
         fast(dict(good, obs=np.zeros((2, 4))), scale)
     with pytest.raises(ValueError, match=r"input argument 1: expected shape \[None\]"):
         fast(good, np.ones((2, 1)))
@@ -108,8 +114,18 @@ def brain_info(obs):
     from mlagents.envs.brain import BrainInfo
 
     n = len(obs)
-    return BrainInfo([], obs, [""] * n, np.zeros((0, 0)), [0.0] * n, [str(i) for i in range(n)], [False] * n,
-                     np.zeros((n, 2)), [[]] * n, [False] * n)
+    return BrainInfo(
+        [],
+        obs,
+        [""] * n,
+        np.zeros((0, 0)),
+        [0.0] * n,
+        [str(i) for i in range(n)],
+        [False] * n,
+        np.zeros((n, 2)),
+        [[]] * n,
+        [False] * n,
+    )
 
 
 def test_value_estimates_of_ended_episodes_need_no_network_call(ppo_params):

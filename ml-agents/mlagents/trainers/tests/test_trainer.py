@@ -56,7 +56,9 @@ def test_console_line_without_episode(tmp_path, caplog):
     trainer = make_trainer(tmp_path, training=False)
     with caplog.at_level(logging.INFO, logger="mlagents.trainers"):
         trainer.write_summary(200, 1.0)
-    assert summary_lines(caplog) == [" run: Brain: Step: 0. No episode was completed since last summary. Not Training."]
+    assert summary_lines(caplog) == [
+        " run: Brain: Step: 0. No episode was completed since last summary. Not Training."
+    ]
 
 
 def test_step_capped_at_max_steps_prints_the_float(tmp_path, caplog):
@@ -92,7 +94,11 @@ def test_tensorboard_scalars_are_means_then_cleared(tmp_path):
     trainer.close_summary_writer()
 
     acc = read_events(str(tmp_path / "run_Brain"))
-    assert set(acc.Tags()["scalars"]) == {"Environment/Cumulative Reward", "Policy/Entropy", "Environment/Lesson"}
+    assert set(acc.Tags()["scalars"]) == {
+        "Environment/Cumulative Reward",
+        "Policy/Entropy",
+        "Environment/Lesson",
+    }
     rewards = [(e.step, e.value) for e in acc.Scalars("Environment/Cumulative Reward")]
     assert rewards == [(100, 1.5), (200, 4.0)]
     assert [(e.step, e.value) for e in acc.Scalars("Policy/Entropy")] == [(100, 0.5)]
@@ -118,7 +124,12 @@ def test_hyperparameters_text_table(tmp_path):
     acc = read_events(str(tmp_path / "run_Brain"))
     assert "Hyperparameters" in acc.Tags()["tensors"]
     table = acc.Tensors("Hyperparameters")[0].tensor_proto
-    assert [s.decode() for s in table.string_val] == ["batch_size", "32", "reward_signals", "{'extrinsic': {}}"]
+    assert [s.decode() for s in table.string_val] == [
+        "batch_size",
+        "32",
+        "reward_signals",
+        "{'extrinsic': {}}",
+    ]
 
 
 def test_summary_writer_is_created_lazily(tmp_path):

@@ -102,10 +102,14 @@ class RecordingTrainer(Trainer):
 
 
 def make_env(name, args=None):
-    return UnityEnvironment(str(BUILDS / f"{name}.x86_64"), base_port=free_port(), no_graphics=True, args=args)
+    return UnityEnvironment(
+        str(BUILDS / f"{name}.x86_64"), base_port=free_port(), no_graphics=True, args=args
+    )
 
 
-def make_controller(tmp_path, trainer, save_freq=50, train=True, meta_curriculum=None, sampler=None, interval=None):
+def make_controller(
+    tmp_path, trainer, save_freq=50, train=True, meta_curriculum=None, sampler=None, interval=None
+):
     return TrainerController(
         {trainer.brain_name: trainer},
         str(tmp_path / "models" / "test-0"),
@@ -122,7 +126,11 @@ def make_controller(tmp_path, trainer, save_freq=50, train=True, meta_curriculum
 
 
 def params(tmp_path, brain, **extra):
-    values = {"max_steps": 120, "summary_freq": 40, "summary_path": str(tmp_path / "summaries" / f"test_{brain}")}
+    values = {
+        "max_steps": 120,
+        "summary_freq": 40,
+        "summary_path": str(tmp_path / "summaries" / f"test_{brain}"),
+    }
     values.update(extra)
     return values
 
@@ -218,7 +226,9 @@ def test_curriculum_lessons_and_resampling(tmp_path):
     meta_curriculum = MetaCurriculum(str(curricula), env.reset_parameters)
     sampler = SamplerManager({"gravity": {"sampler-type": "uniform", "min_value": 5, "max_value": 6}}, seed=3)
     trainer = RecordingTrainer(brain, params(tmp_path, "3DBallLearning", max_steps=60, summary_freq=10), True)
-    controller = make_controller(tmp_path, trainer, meta_curriculum=meta_curriculum, sampler=sampler, interval=25)
+    controller = make_controller(
+        tmp_path, trainer, meta_curriculum=meta_curriculum, sampler=sampler, interval=25
+    )
     controller.start_learning(SimpleEnvManager(env))
 
     assert meta_curriculum.lesson_nums == {"3DBallLearning": 2}

@@ -59,7 +59,9 @@ def test_load_config_missing_file(tmp_path):
 def test_load_config_not_utf8(tmp_path):
     path = tmp_path / "config.yaml"
     path.write_bytes(b"default:\n  x: \xff\xfe\n")
-    with pytest.raises(UnityEnvironmentException, match="There was an error decoding Trainer Config from this path"):
+    with pytest.raises(
+        UnityEnvironmentException, match="There was an error decoding Trainer Config from this path"
+    ):
         load_config(str(path))
 
 
@@ -116,7 +118,10 @@ def test_section_errors(config, message):
 @pytest.mark.parametrize(
     "config, message",
     [
-        ({"trainer": "sac"}, "The trainer config contains an unknown trainer type for brain BasicLearning: 'sac'"),
+        (
+            {"trainer": "sac"},
+            "The trainer config contains an unknown trainer type for brain BasicLearning: 'sac'",
+        ),
         ({"batch_size": 3}, "does not say which trainer to use for brain BasicLearning"),
     ],
     ids=["unknown-trainer-type", "missing-trainer-key"],
@@ -138,10 +143,23 @@ def test_trainer_type_errors(tmp_path, config, message):
 
 # Effective values of every brain of the shipped config (spec trainers-and-cli §2.3-2.4), in the
 # column order below; reward_signals as {signal: (strength, gamma[, encoding_size])}.
-COLUMNS = (
-    "batch_size beta buffer_size hidden_units lambd learning_rate max_steps memory_size normalize num_epoch "
-    "num_layers sequence_length summary_freq time_horizon use_recurrent"
-).split()
+COLUMNS = [
+    "batch_size",
+    "beta",
+    "buffer_size",
+    "hidden_units",
+    "lambd",
+    "learning_rate",
+    "max_steps",
+    "memory_size",
+    "normalize",
+    "num_epoch",
+    "num_layers",
+    "sequence_length",
+    "summary_freq",
+    "time_horizon",
+    "use_recurrent",
+]
 EXT = {"extrinsic": (1.0, 0.99)}
 EXT_995 = {"extrinsic": (1.0, 0.995)}
 EXT_09 = {"extrinsic": (1.0, 0.9)}
@@ -150,7 +168,10 @@ CRAWLER = (2024, 5e-3, 20240, 512, 0.95, 3e-4, 1e6, 256, True, 3, 3, 64, 3000, 1
 EXPECTED = {
     "BananaLearning": ((1024, 5e-3, 10240, 128, 0.95, 3e-4, 1e5, 256, False, 3, 2, 64, 1000, 64, False), EXT),
     "BouncerLearning": ((1024, 5e-3, 10240, 64, 0.95, 3e-4, 5e5, 256, True, 3, 2, 64, 1000, 64, False), EXT),
-    "PushBlockLearning": ((128, 1e-2, 2048, 256, 0.95, 3e-4, 5e4, 256, False, 3, 2, 64, 2000, 64, False), EXT),
+    "PushBlockLearning": (
+        (128, 1e-2, 2048, 256, 0.95, 3e-4, 5e4, 256, False, 3, 2, 64, 2000, 64, False),
+        EXT,
+    ),
     "SmallWallJumpLearning": (WALL_JUMP, EXT),
     "BigWallJumpLearning": (WALL_JUMP, EXT),
     "StrikerLearning": ((128, 1e-2, 2000, 256, 0.95, 1e-3, 5e5, 256, False, 3, 2, 64, 2000, 128, False), EXT),
@@ -164,16 +185,34 @@ EXPECTED = {
         {"extrinsic": (1.0, 0.99), "curiosity": (0.01, 0.99, 256)},
     ),
     "3DBallLearning": ((64, 0.001, 12000, 128, 0.99, 3e-4, 5e4, 256, True, 3, 2, 64, 1000, 1000, False), EXT),
-    "3DBallHardLearning": ((1200, 0.001, 12000, 128, 0.95, 3e-4, 5e5, 256, True, 3, 2, 64, 1000, 1000, False), EXT_995),
+    "3DBallHardLearning": (
+        (1200, 0.001, 12000, 128, 0.95, 3e-4, 5e5, 256, True, 3, 2, 64, 1000, 1000, False),
+        EXT_995,
+    ),
     "TennisLearning": ((1024, 5e-3, 10240, 128, 0.95, 3e-4, 2e5, 256, True, 3, 2, 64, 1000, 64, False), EXT),
     "CrawlerStaticLearning": (CRAWLER, EXT_995),
     "CrawlerDynamicLearning": (CRAWLER, EXT_995),
-    "WalkerLearning": ((2048, 5e-3, 20480, 512, 0.95, 3e-4, 2e6, 256, True, 3, 3, 64, 3000, 1000, False), EXT_995),
-    "ReacherLearning": ((2024, 5e-3, 20240, 128, 0.95, 3e-4, 1e6, 256, True, 3, 2, 64, 3000, 1000, False), EXT_995),
+    "WalkerLearning": (
+        (2048, 5e-3, 20480, 512, 0.95, 3e-4, 2e6, 256, True, 3, 3, 64, 3000, 1000, False),
+        EXT_995,
+    ),
+    "ReacherLearning": (
+        (2024, 5e-3, 20240, 128, 0.95, 3e-4, 1e6, 256, True, 3, 2, 64, 3000, 1000, False),
+        EXT_995,
+    ),
     "HallwayLearning": ((128, 1e-2, 1024, 128, 0.95, 3e-4, 5e5, 256, False, 3, 2, 64, 1000, 64, True), EXT),
-    "VisualHallwayLearning": ((64, 1e-2, 1024, 128, 0.95, 3e-4, 5e5, 256, False, 3, 1, 64, 1000, 64, True), EXT),
-    "VisualPushBlockLearning": ((64, 1e-2, 1024, 128, 0.95, 3e-4, 5e5, 256, False, 3, 1, 32, 1000, 64, True), EXT),
-    "GridWorldLearning": ((32, 5e-3, 256, 256, 0.95, 3e-4, 5e5, 256, False, 3, 1, 64, 2000, 5, False), EXT_09),
+    "VisualHallwayLearning": (
+        (64, 1e-2, 1024, 128, 0.95, 3e-4, 5e5, 256, False, 3, 1, 64, 1000, 64, True),
+        EXT,
+    ),
+    "VisualPushBlockLearning": (
+        (64, 1e-2, 1024, 128, 0.95, 3e-4, 5e5, 256, False, 3, 1, 32, 1000, 64, True),
+        EXT,
+    ),
+    "GridWorldLearning": (
+        (32, 5e-3, 256, 256, 0.95, 3e-4, 5e5, 256, False, 3, 1, 64, 2000, 5, False),
+        EXT_09,
+    ),
     "BasicLearning": ((32, 5e-3, 256, 20, 0.95, 3e-4, 5e5, 256, False, 3, 1, 64, 2000, 3, False), EXT_09),
 }
 

@@ -10,7 +10,7 @@ discount ``gamma``, and the advantages of all signals are averaged.
 from __future__ import annotations
 
 import abc
-from typing import Any, Dict, List, NamedTuple, Optional
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -51,8 +51,8 @@ class RewardSignal(abc.ABC):
         self.strength = float(strength)
         self.gamma = float(gamma)
         self.use_terminal_states = True
-        self.update_dict: Dict[str, Any] = {}
-        self.stats_name_to_update_name: Dict[str, str] = {}
+        self.update_dict: dict[str, Any] = {}
+        self.stats_name_to_update_name: dict[str, str] = {}
 
     def evaluate(self, current_info: Any, next_info: Any) -> RewardSignalResult:
         """Rewards of the transition ``current_info -> next_info`` for the agents of ``next_info``.
@@ -64,18 +64,18 @@ class RewardSignal(abc.ABC):
         return RewardSignalResult(self.strength * zeros, zeros)
 
     def prepare_update(
-        self, policy_model: Any, mini_batch: Dict[str, np.ndarray], num_sequences: int
-    ) -> Dict[str, Any]:
+        self, policy_model: Any, mini_batch: dict[str, np.ndarray], num_sequences: int
+    ) -> dict[str, Any]:
         """Extra inputs the signal's update needs from a PPO mini-batch (none by default)."""
         return {}
 
-    def update(self, mini_batch: Dict[str, np.ndarray], num_sequences: int) -> Dict[str, float]:
+    def update(self, mini_batch: dict[str, np.ndarray], num_sequences: int) -> dict[str, float]:
         """Train the signal's own network on the PPO mini-batch; returns the values named by
         :attr:`stats_name_to_update_name`. Signals without a network do nothing."""
         return {}
 
     @classmethod
-    def check_config(cls, config_dict: Optional[Dict[str, Any]], param_keys: Optional[List[str]] = None) -> None:
+    def check_config(cls, config_dict: dict[str, Any] | None, param_keys: list[str] | None = None) -> None:
         """Check that every key of ``param_keys`` is in ``config_dict``.
 
         :raises UnityTrainerException: naming the first missing key and the signal class.
@@ -83,4 +83,6 @@ class RewardSignal(abc.ABC):
         config = config_dict or {}
         for key in param_keys or []:
             if key not in config:
-                raise UnityTrainerException(f"The hyper-parameter {key} could not be found for {cls.__name__}.")
+                raise UnityTrainerException(
+                    f"The hyper-parameter {key} could not be found for {cls.__name__}."
+                )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Dict, Optional, Type
+from typing import Any
 
 from mlagents.trainers.components.reward_signals import RewardSignal
 from mlagents.trainers.components.reward_signals.extrinsic.signal import ExtrinsicRewardSignal
@@ -11,14 +11,14 @@ from mlagents.trainers.exception import UnityTrainerException
 
 LOGGER = logging.getLogger("mlagents.trainers")
 
-NAME_TO_CLASS: Dict[str, Type[RewardSignal]] = {"extrinsic": ExtrinsicRewardSignal}
+NAME_TO_CLASS: dict[str, type[RewardSignal]] = {"extrinsic": ExtrinsicRewardSignal}
 
 # Signals of the 0.9 toolkit that this version does not provide yet.
 NOT_YET_AVAILABLE = ("curiosity", "gail")
 
 
 def create_reward_signal(
-    policy: Any, policy_model: Any, name: str, config_entry: Optional[Dict[str, Any]]
+    policy: Any, policy_model: Any, name: str, config_entry: dict[str, Any] | None
 ) -> RewardSignal:
     """Create the reward signal ``name`` with the hyper-parameters ``config_entry``.
 

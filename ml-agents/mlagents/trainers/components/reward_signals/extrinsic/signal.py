@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 import numpy as np
 
@@ -18,7 +18,7 @@ class ExtrinsicRewardSignal(RewardSignal):
     """
 
     @classmethod
-    def check_config(cls, config_dict: Optional[Dict[str, Any]], param_keys: Optional[List[str]] = None) -> None:
+    def check_config(cls, config_dict: dict[str, Any] | None, param_keys: list[str] | None = None) -> None:
         super().check_config(config_dict, ["strength", "gamma"])
 
     def evaluate(self, current_info: Any, next_info: Any) -> RewardSignalResult:
