@@ -7,18 +7,10 @@ import pytest
 import tensorflow as tf
 
 from mlagents.envs.brain import BrainParameters
+from mlagents.trainers.encoders import EncoderType, VisualEncoder
 from mlagents.trainers.exception import UnityPolicyException
-from mlagents.trainers.models import (
-    Dense,
-    EncoderType,
-    Initializer,
-    LearningModel,
-    LSTMCell,
-    Normalizer,
-    VisualEncoder,
-    masked_log_probs,
-    swish,
-)
+from mlagents.trainers.layers import Dense, Initializer, LSTMCell, Normalizer, masked_log_probs, swish
+from mlagents.trainers.models import LearningModel
 from mlagents.trainers.ppo.models import PPOModel
 
 
