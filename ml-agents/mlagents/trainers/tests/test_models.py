@@ -1,4 +1,5 @@
-"""Network building blocks against the spec (trainers §3.2-3.5), computed independently with numpy."""
+"""The network's layers, encoders and LearningModel against the 0.9 graph's definitions, computed
+independently with numpy."""
 
 import math
 
