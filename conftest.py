@@ -1,15 +1,11 @@
 """Project-wide test settings and fixtures."""
 
-import sys
 import tempfile
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
-# One free-port finder for the tests and the benchmark scripts (which run standalone).
-sys.path.append(str(Path(__file__).resolve().parent / "benchmarks"))
-from _ports import find_free_port_range
+from mlagents.example_envs.ports import find_free_port_range
 
 
 @pytest.fixture(autouse=True)

@@ -24,13 +24,13 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
-from _ports import find_free_port_range  # beside this script
 
 from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.environment import UnityEnvironment
 from mlagents.envs.policy import Policy
 from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
 from mlagents.envs.timers import get_timer_root, reset_timers
+from mlagents.example_envs.ports import find_free_port_range
 
 BASIC_BUILD = str(Path(__file__).resolve().parents[1] / "example-envs" / "builds" / "Basic.x86_64")
 BRAIN = "BasicLearning"

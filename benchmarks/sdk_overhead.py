@@ -24,13 +24,10 @@ import numpy as np
 from mlagents.envs.communicator_objects import Header, UnityInput, UnityMessage, UnityRLInput
 from mlagents.example_envs.sdk.local import LocalEnvironment
 from mlagents.example_envs.sdk.scene import AgentGroup, BrainSpec, Scene, SceneSpec
+from mlagents.example_envs.tests.mini_python import CLOSE, MiniPython
 
 REPO = Path(__file__).resolve().parents[1]
 BASIC_BUILD = REPO / "example-envs" / "builds" / "Basic.x86_64"
-
-# The minimal Python side of the wire that the SDK tests use.
-sys.path.append(str(REPO / "example-envs" / "mlagents" / "example_envs" / "tests"))
-from mini_python import CLOSE, MiniPython  # noqa: E402
 
 
 class EmptyBall(Scene):

@@ -41,7 +41,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from _ports import find_free_port_range  # beside this script
+from mlagents.example_envs.ports import find_free_port_range
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "config" / "trainer_config.yaml"

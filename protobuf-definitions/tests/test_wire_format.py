@@ -1,4 +1,4 @@
-"""Every message of the protocol encodes to the bytes that the spec's field numbers and types imply.
+"""Every message of the protocol encodes to the bytes that its field numbers and types imply.
 
 The expected bytes are built by hand here from the protobuf encoding rules: a tag is the varint
 ``(field_number << 3) | wire_type`` (0 varint, 1 64-bit, 2 length-delimited, 5 32-bit); proto3

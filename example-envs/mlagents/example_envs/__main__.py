@@ -2,6 +2,7 @@
 
 import sys
 
+from . import registry  # noqa: F401  (registers the examples in the SDK's scene catalogue)
 from .sdk.cli import main
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""3DBall and 3DBallHard (example-environments spec sections 3.2 and 3.3).
+"""3DBall and 3DBallHard (described in docs/Learning-Environment-Examples.md).
 
 Twelve agents, each a platform that tilts about its x and z axes to keep a ball on
 top. The scene logic (action rule, reward, reset randomisation, reset parameters)
@@ -152,7 +152,7 @@ class Ball3D(Scene):
 
 class Ball3DHard(Ball3D):
     """3DBallHard: brain ``3DBallHardLearning``, 5 observations (no velocity) stacked 9 times;
-    ``mass``/``scale`` are applied only at start-up (spec section 3.3 quirk)."""
+    ``mass``/``scale`` are applied only at start-up (a quirk of the Unity agent, kept)."""
 
     academy_name = "Ball3DHardAcademy"
     brain_name = "3DBallHardLearning"

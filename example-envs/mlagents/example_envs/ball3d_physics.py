@@ -9,7 +9,7 @@ left-handed frame into a right-handed one, so vectors map by that permutation
 and a Unity rotation with quaternion (v, w) is the MuJoCo rotation (w, -P v)
 (P = the swap; a reflection flips the sense of every rotation axis).
 
-Physics choices (example-environments spec section 3.2 "Physics"):
+Physics choices (the differences from Unity are listed in docs/Learning-Environment-Examples.md):
 
 * The platform is a MuJoCo *mocap* box (5 x 0.2 x 5): like Unity's moved static
   collider it is teleported each step and has no velocity, so the ball is only
@@ -217,7 +217,7 @@ class BallPlatformWorld:
     def place_balls(self, areas: np.ndarray, positions: np.ndarray) -> None:
         """Teleport the balls of ``areas`` to ``positions`` ``(k, 3)`` and zero their linear velocity.
 
-        The angular velocity is kept, as in Ball3DAgent.AgentReset (spec section 7, quirk 10).
+        The angular velocity is kept, as in Ball3DAgent.AgentReset of the Unity scene.
         """
         self._qpos[areas, :3] = to_mujoco_vectors(positions)
         self._qvel[areas, :3] = 0.0

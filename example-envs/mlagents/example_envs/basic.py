@@ -1,4 +1,4 @@
-"""Basic (example-environments spec section 3.1): a walk on a line between two goals.
+"""Basic (described in docs/Learning-Environment-Examples.md): a walk on a line between two goals.
 
 One agent on integer positions 0..20 starts at 10; position 7 is a small goal (+0.1), 17 a
 large goal (+1). Every action costs 0.01. Actions: 0 stay, 1 left, 2 right. The observation is

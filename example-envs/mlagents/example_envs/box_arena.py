@@ -334,7 +334,7 @@ def one_brain_spec(
     reset_parameters: dict[str, float],
     training_configuration: EngineConfiguration,
 ) -> SceneSpec:
-    """The spec of a box-arena scene (academy "Academy"): one brain with ``observation_size``
+    """The SceneSpec of a box-arena scene (academy "Academy"): one brain with ``observation_size``
     floats stacked ``stacked`` times and one discrete branch of ``num_actions``, driven by
     ``num_agents`` agents (one per area); Unity's default inference configuration."""
     return SceneSpec(

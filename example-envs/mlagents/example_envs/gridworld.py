@@ -1,4 +1,4 @@
-"""GridWorld (example-environments spec section 3.4).
+"""GridWorld (described in docs/Learning-Environment-Examples.md).
 
 One agent on a g x g board with ``numObstacles`` pits and ``numGoals`` goals. It sees
 only an 84 x 84 RGB top-down picture of the board and moves one cell per decision.
@@ -135,7 +135,7 @@ class GridWorld(Scene):
         )
 
     def initialize(self) -> None:
-        # The board size is read once, at start-up (spec section 3.4 quirk): later gridSize
+        # The board size is read once, at start-up (a quirk of the Unity scene): later gridSize
         # changes do not resize the board, the walls, the masks or the camera.
         grid_size = int(self.academy.reset_parameters["gridSize"])
         if grid_size < 1:

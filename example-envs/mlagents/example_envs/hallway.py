@@ -1,9 +1,9 @@
-"""Hallway (example-environments spec section 3.5).
+"""Hallway (described in docs/Learning-Environment-Examples.md).
 
 Sixteen areas, one agent each. A coloured block (orange or red) stands in the middle
 of a walled hall; the agent must touch the goal of the same colour at the far end
 (the two goals swap sides at random). It sees the world only through five sphere
-casts (spec section 2) and the elapsed fraction of its episode; the trainer config
+casts (RayPerception3D, see ``sdk/ray_perception.py``) and the elapsed fraction of its episode; the trainer config
 gives the brain an LSTM.
 
 Brain ``HallwayLearning``: discrete, one branch of 5 (0 no-op, 1 forward, 2 backward,

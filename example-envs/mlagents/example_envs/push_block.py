@@ -1,9 +1,9 @@
-"""PushBlock (example-environments spec section 3.6).
+"""PushBlock (described in docs/Learning-Environment-Examples.md).
 
 Thirty-two walled 25 x 25 areas, one agent and one block each. The agent must push the
 block onto the goal strip that fills the far end of the area (the whole area turns by a
 random multiple of 90 degrees at every episode start, so the strip can be on any side).
-It sees through two sweeps of seven sphere casts (spec section 2): one at its own
+It sees through two sweeps of seven sphere casts (RayPerception3D, ``sdk/ray_perception.py``): one at its own
 height, which sees the block, and one 1.5 higher, which passes over the block.
 
 Brain ``PushBlockLearning``: discrete, one branch of 7 (0 no-op, 1 forward, 2 backward,
@@ -20,8 +20,8 @@ mass 10, drag 4, rotations frozen: its yaw is teleported) and the block
 (block_scale x 0.75 x block_scale, mass 10, drag block_drag, rotations frozen) slide
 in x and z and collide with each other (friction 0.6), the walls and the solid goal.
 The floor's Coulomb friction is applied per step with the Average-combined
-coefficient (0.6 + dynamic_friction) / 2 (0.3 by default; the spec flags the
-missing ground material as uncertain). MuJoCo has one friction coefficient, so
+coefficient (0.6 + dynamic_friction) / 2 (0.3 by default; the ground's material in the Unity scene is not
+known for certain, this is the value of a missing material). MuJoCo has one friction coefficient, so
 ``static_friction`` is accepted and stored but the dynamic value is used for both.
 """
 

@@ -1,14 +1,16 @@
-"""Where each example environment lives: build name -> "module:Scene class".
+"""The example catalogue: build name -> "module:Scene class", registered in the SDK's scene
+catalogue (:mod:`mlagents.example_envs.sdk.catalogue`) when this module is imported.
 
-The launchers in example-envs/builds/ and the benchmarks look scenes up here.
-Imports are lazy so that starting one build does not import every scene.
+The launchers in example-envs/builds/ (through ``python -m mlagents.example_envs``) and the
+benchmarks import it. The scenes themselves are imported only when one is looked up.
 """
 
 from __future__ import annotations
 
-import importlib
-
+from .sdk.catalogue import find_scene, register_scene
 from .sdk.scene import Scene
+
+__all__ = ["SCENES", "load_scene"]
 
 SCENES: dict[str, str] = {
     "Basic": "mlagents.example_envs.basic:Basic",
@@ -20,16 +22,13 @@ SCENES: dict[str, str] = {
     "WallJump": "mlagents.example_envs.wall_jump:WallJump",
 }
 
+for _name, _path in SCENES.items():
+    register_scene(_name, _path)
+
 
 def load_scene(name: str) -> type[Scene]:
     """The Scene class of the example called ``name`` (e.g. "3DBall").
 
     :raises KeyError: with the list of known examples when ``name`` is unknown.
     """
-    try:
-        target = SCENES[name]
-    except KeyError:
-        known = ", ".join(sorted(SCENES))
-        raise KeyError(f"There is no example environment called '{name}'. Known examples: {known}.") from None
-    module_name, class_name = target.split(":")
-    return getattr(importlib.import_module(module_name), class_name)
+    return find_scene(name)

@@ -1,4 +1,4 @@
-"""WallJump (example-environments spec section 3.7): 24 agents that must get over a wall to a goal,
+"""WallJump (described in docs/Learning-Environment-Examples.md): 24 agents that must get over a wall to a goal,
 each switched per episode between two brains.
 
 Every episode an agent draws a configuration c in {0..4}: no wall (c = 0) or a small wall (c = 1)

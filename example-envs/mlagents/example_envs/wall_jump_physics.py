@@ -1,9 +1,9 @@
 """The WallJump world on MuJoCo: per training area a floor, a wall of variable height, a sliding
-block and one box-shaped agent that runs, turns and jumps (example-environments spec section 3.7).
+block and one box-shaped agent that runs, turns and jumps (docs/Learning-Environment-Examples.md).
 
 All areas live in ONE MuJoCo model (timestep 0.02 s), stepped once per academy step. Everything in
 and out of this module is in the *area frame* of Unity (x right, +y up, z forward; the area root is
-unrotated), so positions compare directly with the spec's geometry; area ``i`` sits at a world
+unrotated), so positions compare directly with the Unity scene's geometry; area ``i`` sits at a world
 offset far from the others, and only explicit contact pairs inside an area exist.
 
 Frames. MuJoCo runs on Unity's coordinates as they are, with gravity along -y. Read in a

@@ -2,7 +2,6 @@
 that are closed after each test with a check that no build process is left behind."""
 
 import os
-import socket
 import stat
 import sys
 import time
@@ -12,19 +11,14 @@ from typing import Any
 
 import pytest
 
+from mlagents.example_envs.ports import find_free_port_range
+
 TESTS_DIR = Path(__file__).resolve().parent
 REPO_ROOT = TESTS_DIR.parents[2]
 BUILDS = REPO_ROOT / "example-envs" / "builds"
 
 # The tests import the scene constants; the builds import the scenes through scene_build.py.
 sys.path.insert(0, str(TESTS_DIR))
-
-
-def find_free_port() -> int:
-    """A loopback port nobody listens on right now (the kernel's pick for port 0)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def processes_on_port(port: int) -> list[int]:
@@ -53,7 +47,7 @@ def assert_no_build_left(port: int, timeout: float = 10.0) -> None:
 
 @pytest.fixture
 def free_port() -> int:
-    return find_free_port()
+    return find_free_port_range(1)
 
 
 @pytest.fixture
@@ -99,7 +93,7 @@ def make_env() -> Iterator[Callable[..., Any]]:
     ports: list[int] = []
 
     def make(env_class: type, build: str, **kwargs: Any) -> Any:
-        kwargs.setdefault("base_port", find_free_port())
+        kwargs.setdefault("base_port", find_free_port_range(1))
         kwargs.setdefault("no_graphics", True)
         ports.append(kwargs["base_port"] + kwargs.get("worker_id", 0))
         env = env_class(build, **kwargs)

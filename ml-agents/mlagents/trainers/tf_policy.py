@@ -10,7 +10,7 @@ Files written under ``model_path`` (``models/<run-id>/<brain>``):
 * ``model-<step>.index`` / ``model-<step>.data-*`` and ``checkpoint``: TF2 checkpoints of the weights,
   the optimizer state, the normalizer and ``global_step`` (the ``keep_checkpoints`` newest are kept);
 * ``<model_path>.nn``: the network for Unity's inference engine (Barracuda format, see
-  :mod:`mlagents.trainers.tensorflow_to_barracuda`).
+  :mod:`mlagents.trainers.export`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import tensorflow as tf
 from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.brain import BrainInfo, BrainParameters
 from mlagents.envs.policy import Policy
+from mlagents.trainers import export
 from mlagents.trainers.exception import UnityPolicyException
 from mlagents.trainers.models import LearningModel
 
@@ -379,10 +380,8 @@ class TFPolicy(Policy):
         self.checkpoint_manager.save(checkpoint_number=int(steps))
 
     def export_model(self) -> None:
-        """Write the network for Unity inference to ``<model_path>.nn`` (Barracuda format 16)."""
-        # Imported here: the exporter imports the PPO package, which imports this module.
-        from mlagents.trainers.tensorflow_to_barracuda import export_policy
-
+        """Write the network for Unity inference beside ``model_path`` (``<model_path>.nn``, see
+        :mod:`mlagents.trainers.export`)."""
         self.write_step_count()
-        path = export_policy(self, self.model_path + ".nn")
-        LOGGER.info("Exported %s file", path)
+        for path in export.export_model(self.model, self.model_path):
+            LOGGER.info("Exported %s file", path)

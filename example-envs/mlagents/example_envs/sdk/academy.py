@@ -9,7 +9,7 @@ messages Python sends, exactly like the Unity academy is driven by its communica
   requested a decision, or the academy is done). It returns what Unity would send there.
 * The wire path (``client.py``) converts that :class:`AcademyOutput` into protobuf messages;
   the in-process runner (``local.py``) hands it over as it is. Both paths therefore share every
-  rule of example-environments spec section 1.2 / 1.3.
+  rule of the academy step and of decisions.
 
 Per-agent state lives in numpy arrays indexed by agent index (0..num_agents-1, declaration
 order). Vectors are float32 like Unity's floats.
@@ -459,7 +459,7 @@ class Academy:
                 self.reset_parameters[key] = float(value)
 
     def _begin_step(self) -> AcademyOutput | None:
-        """Academy step phases up to the exchange (spec 1.2 steps 1-8)."""
+        """Academy step phases up to the exchange with Python (the steps before it in Unity's order)."""
         if self.frame_time > 0.0:
             time.sleep(self.frame_time)
         self.scene.pre_step()
@@ -613,7 +613,7 @@ class Academy:
         )
 
     def _finish_step(self) -> None:
-        """Academy step phases after the exchange (spec 1.2 steps 9-11) and the physics step."""
+        """Academy step phases after the exchange with Python (actions, agent steps) and the physics step."""
         self.scene.academy_step()
         acting = self._request_action
         count = _count(acting)

@@ -1,6 +1,8 @@
 """Command line of an example build: ``python -m mlagents.example_envs <Name> [Unity arguments]``.
 
-``<Name>`` is a registry name (``3DBall``) or ``package.module:Class`` for your own scene.
+``<Name>`` is a name registered in the scene catalogue (``3DBall``; the example environments
+register theirs when ``mlagents.example_envs.registry`` is imported, as ``python -m
+mlagents.example_envs`` does) or ``package.module:Class`` for your own scene.
 
 Accepted like a Unity player: ``--port N`` (default 5005, also when it cannot be parsed),
 ``-nographics``, ``-batchmode``; the test hooks ``--frame-time-ms MS``,
@@ -15,7 +17,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from ..registry import SCENES
+from .catalogue import registered_scenes
 from .client import ClientOptions, run_client
 from .loading import resolve_scene
 
@@ -72,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the example named by the first argument; returns the exit status."""
     arguments = list(sys.argv[1:] if argv is None else argv)
     _configure_logging()
-    known = ", ".join(sorted(SCENES))
+    known = ", ".join(sorted(registered_scenes()))
     if not arguments or arguments[0].startswith("-"):
         sys.stderr.write(
             "usage: python -m mlagents.example_envs <Name | package.module:Class> [--port N] "

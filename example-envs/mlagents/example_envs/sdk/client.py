@@ -1,4 +1,4 @@
-"""The gRPC client: what a Unity build's communicator does (protocol spec section 2.3).
+"""The gRPC client: what a Unity build's communicator does.
 
 Python is the server. The build connects to ``127.0.0.1:<port>`` (insecure), sends its
 initialization output (call #1), receives the seed, makes the empty call #2 whose reply is the

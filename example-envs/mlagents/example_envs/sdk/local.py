@@ -30,14 +30,14 @@ __all__ = ["LocalEnvironment", "DecisionBatch"]
 class LocalEnvironment:
     """An example environment in this process, with the semantics of a build behind UnityEnvironment.
 
-    :param scene: a registry name (e.g. ``"3DBall"``), a ``"package.module:Class"`` path or a
+    :param scene: a name registered in the scene catalogue (e.g. ``"3DBall"``), a ``"package.module:Class"`` path or a
         Scene subclass.
     :param seed: the seed Python would send at initialization.
     :param train_mode: sent with every ``reset`` (training vs inference configuration).
     :param worker_id: kept for symmetry with UnityEnvironment; like a real build, the scene only
         sees the seed, so give workers different seeds to get different episodes.
     :param frame_time_ms: milliseconds slept per academy step (the builds' ``--frame-time-ms``).
-    :raises KeyError: for an unknown registry name.
+    :raises KeyError: for an unregistered name.
     :raises ValueError: for a "module:Class" path that cannot be loaded.
     """
 

@@ -1,4 +1,4 @@
-"""RayPerception3D (example-environments spec section 2), shared by Hallway, PushBlock,
+"""RayPerception3D (the sphere-cast sensor of Unity ML-Agents 0.9), shared by Hallway, PushBlock,
 WallJump (and later FoodCollector, Pyramids, Soccer).
 
 INTERFACE CONTRACT (implementation owned by the Hallway/PushBlock work; do not change
@@ -17,8 +17,8 @@ the signatures below without updating every user):
         groups: int (k,) training-area id of each agent: a ray only sees colliders of its own
         group or of group -1 (shared); exclude: optional int (k,) collider index of the
         agent's own collider (overlaps at the cast start are ignored anyway, as in Unity).
-        returns float32 (k, len(angles) * (len(tags) + 2)), laid out ray by ray exactly as
-        the spec says (one-hot of the hit tag, "nothing hit" flag, distance / ray_distance).
+        returns float32 (k, len(angles) * (len(tags) + 2)), laid out ray by ray as
+        Unity lays them out (one-hot of the hit tag, "nothing hit" flag, distance / ray_distance).
     Tags are strings; a collider whose tag is not in detectable_tags is still hit
     (and then yields all zeros for that ray).
 

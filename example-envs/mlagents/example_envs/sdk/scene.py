@@ -7,7 +7,7 @@ scene are simulated together. Agent indices are 0..``num_agents``-1, in the
 order the agents were declared (the registration order of the Unity scene).
 
 The Academy (see ``academy.py``) owns everything that is the same for every
-Unity scene: the academy step order of example-environments spec section 1.2,
+Unity scene: the academy step order of Unity ML-Agents 0.9 (docs/Learning-Environment-Create-New.md),
 decision intervals and action repeat, on-demand decisions, reward accumulation
 (``add_reward`` / ``set_reward``), done / max-step bookkeeping, observation
 stacking, action masks, visual-observation PNG encoding, reset parameters,
@@ -140,7 +140,7 @@ class SceneSpec:
 class Scene(ABC):
     """Base class of every example environment. Subclasses implement the hooks below.
 
-    Hook order inside one academy step (spec section 1.2), all vectorized:
+    Hook order inside one academy step (Unity's order), all vectorized:
     ``pre_step`` (the agents' own FixedUpdate: on-demand agents request decisions
     here) -> [Python reset: ``academy_reset`` then ``agent_reset(all)``] ->
     ``agent_reset(done agents that reset now)`` -> ``collect_observations`` /

@@ -1,6 +1,6 @@
 """Conversion between the Academy's Python objects and the protobuf messages of the wire.
 
-Unity side of protocol spec sections 1, 2.4-2.6: the initialization output, one
+The Unity side of the protocol: the initialization output, one
 ``UnityRLOutput`` per exchange point (every brain present, maybe with an empty list) and the
 ``UnityRLInput`` replies turned back into :class:`~.academy.AcademyInput`.
 """

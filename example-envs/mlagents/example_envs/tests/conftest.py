@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+# The tests start the examples by name: their registry fills the SDK's scene catalogue.
+import mlagents.example_envs.registry  # noqa: F401
 from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.environment import UnityEnvironment
 from mlagents.envs.subprocess_env_manager import SubprocessEnvManager

@@ -1,4 +1,4 @@
-"""The Basic scene (example-environments spec 3.1) through LocalEnvironment."""
+"""The Basic scene through LocalEnvironment."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hallway (example-environments spec section 3.5): brain, physics rules, rewards, a
+"""Hallway: brain, physics rules, rewards, a
 shortest-path controller against the benchmark, determinism, and the build over gRPC."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""PushBlock (example-environments spec section 3.6): brain, reset rules and parameters,
+"""PushBlock: brain, reset rules and parameters,
 physics rules, rewards, a push-toward-goal controller against the benchmark,
 determinism, and the build over gRPC."""
 

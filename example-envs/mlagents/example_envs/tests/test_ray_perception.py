@@ -1,4 +1,4 @@
-"""RayPerception3D (spec section 2) against hand-computed sphere casts."""
+"""RayPerception3D against hand-computed sphere casts."""
 
 import math
 

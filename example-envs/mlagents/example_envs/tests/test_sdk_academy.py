@@ -1,4 +1,4 @@
-"""Step semantics of the Academy engine (example-environments spec 1.2 / 1.3), on small scenes
+"""Step semantics of the Academy engine (the step order, decisions, resets), on small scenes
 written here, run through LocalEnvironment and the Academy itself."""
 
 from __future__ import annotations

@@ -15,9 +15,7 @@ import numpy as np
 import pytest
 
 from mlagents.example_envs.sdk.local import LocalEnvironment
-
-sys.path.insert(0, str(Path(__file__).parent))
-from mini_python import CLOSE, MiniPython
+from mlagents.example_envs.tests.mini_python import CLOSE, MiniPython
 
 DOC = Path(__file__).resolve().parents[4] / "docs" / "Learning-Environment-Create-New.md"
 BRAIN = "RollerBallBrain"

@@ -20,9 +20,7 @@ from mlagents.envs.communicator_objects import Header, UnityInput, UnityMessage,
 from mlagents.example_envs.sdk.client import ClientOptions, run_client
 from mlagents.example_envs.sdk.png import decode_png
 from mlagents.example_envs.sdk.scene import AgentGroup, BrainSpec, CameraResolution, Scene, SceneSpec
-
-sys.path.insert(0, str(Path(__file__).parent))
-from mini_python import TIMEOUT, MiniPython
+from mlagents.example_envs.tests.mini_python import TIMEOUT, MiniPython
 
 BUILDS = Path(__file__).resolve().parents[3] / "builds"
 BASIC = BUILDS / "Basic.x86_64"

@@ -1,4 +1,4 @@
-"""WallJump (spec section 3.7): brains, physics pieces, rewards, brain switching, reset parameters,
+"""WallJump: brains, physics pieces, rewards, brain switching, reset parameters,
 curricula, a scripted jump controller, determinism, and the build over real gRPC."""
 
 from __future__ import annotations

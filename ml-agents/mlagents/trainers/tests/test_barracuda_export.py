@@ -1,6 +1,6 @@
-"""The exported ``.nn`` file, read back with a reader and a numpy interpreter written here (spec §8.3-8.6).
+"""The exported ``.nn`` file, read back with a reader and a numpy interpreter written here.
 
-The reader and the interpreter follow the file layout and the layer semantics of the spec, not the
+The reader and the interpreter follow the Barracuda v16 file layout and layer semantics, not the
 writer's code: the file must say what Unity's Barracuda engine needs (names, shapes, constants,
 memories), and executing its layers must give the policy's own outputs.
 """
@@ -318,7 +318,7 @@ def test_basic_discrete_layout_matches_the_shipped_model(tmp_path, make_policy, 
     assert any("Exported" in r.getMessage() and "BasicLearning.nn" in r.getMessage() for r in caplog.records)
     assert (tmp_path / "models" / "run-0" / "BasicLearning.nn").exists()
     check_constants(nn, continuous=False, memory_size=0, action_output_shape=3)
-    # The 16 layers of the shipped 0.9.3 BasicLearning.nn (spec §8.6).
+    # The 16 layers of the BasicLearning.nn model shipped with ML-Agents 0.9.3.
     assert [layer["type"] for layer in nn["layers"]] == [
         255,
         1,

@@ -1,4 +1,5 @@
-"""Network building blocks against the spec (trainers §3.2-3.5), computed independently with numpy."""
+"""The network's layers, encoders and LearningModel against the 0.9 graph's definitions, computed
+independently with numpy."""
 
 import math
 
@@ -7,18 +8,10 @@ import pytest
 import tensorflow as tf
 
 from mlagents.envs.brain import BrainParameters
+from mlagents.trainers.encoders import EncoderType, VisualEncoder
 from mlagents.trainers.exception import UnityPolicyException
-from mlagents.trainers.models import (
-    Dense,
-    EncoderType,
-    Initializer,
-    LearningModel,
-    LSTMCell,
-    Normalizer,
-    VisualEncoder,
-    masked_log_probs,
-    swish,
-)
+from mlagents.trainers.layers import Dense, Initializer, LSTMCell, Normalizer, masked_log_probs, swish
+from mlagents.trainers.models import LearningModel
 from mlagents.trainers.ppo.models import PPOModel
 
 

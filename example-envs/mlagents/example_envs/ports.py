@@ -1,7 +1,12 @@
-"""Free loopback ports, for the benchmark scripts and the tests (the root conftest.py imports this
-module too). Not a benchmark itself."""
+"""Free loopback ports for running builds side by side: ``UnityEnvironment(base_port=...)`` with
+``n`` workers uses ports ``base_port .. base_port + n - 1``. The tests (fixture ``free_port_range``
+of the root conftest.py) and the benchmark scripts take their ports from here."""
+
+from __future__ import annotations
 
 import socket
+
+__all__ = ["find_free_port_range"]
 
 
 def find_free_port_range(count: int = 1) -> int:

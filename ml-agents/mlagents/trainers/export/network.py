@@ -1,0 +1,153 @@
+"""What an exporter reads from a network: its weights, constants and the brain's spaces as numpy data.
+
+A model implements :class:`ExportableModel` (``export_weights()``); the writers of this package
+turn the returned :class:`NetworkWeights` into a file. Nothing here knows TensorFlow, the trainers
+or a file format, so every writer (``.nn`` today, ONNX next) reads the same description.
+
+The layers mirror the policy network of :mod:`mlagents.trainers.models`: per observation stream
+the visual encoders (one per camera) and the vector encoder (swish dense layers), then optionally
+LSTM cells, then the policy head (discrete: one bias-free dense layer of logits per action branch;
+continuous: the mean ``mu`` and the state-independent ``log_sigma_squared``). Value heads are not
+part of the inference network and are left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+__all__ = [
+    "ConvWeights",
+    "DenseWeights",
+    "ExportableModel",
+    "LSTMWeights",
+    "NetworkWeights",
+    "NormalizerState",
+    "ResidualStack",
+    "StreamWeights",
+    "VisualEncoderWeights",
+]
+
+
+@dataclass(frozen=True)
+class DenseWeights:
+    """``x @ kernel + bias``: kernel (in, out), bias (out,) or None for a bias-free layer."""
+
+    kernel: np.ndarray
+    bias: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class ConvWeights:
+    """NHWC convolution: kernel (kh, kw, cin, cout), bias (cout,), square stride,
+    padding ``"VALID"`` or ``"SAME"``."""
+
+    kernel: np.ndarray
+    bias: np.ndarray
+    stride: int
+    padding: str
+
+
+@dataclass(frozen=True)
+class ResidualStack:
+    """One stack of the ``resnet`` encoder: a linear convolution, a 3x3/2 SAME max pool, then per
+    block ``x + conv_b(relu(conv_a(relu(x))))``."""
+
+    first: ConvWeights
+    blocks: list[tuple[ConvWeights, ConvWeights]]
+
+
+@dataclass(frozen=True)
+class VisualEncoderWeights:
+    """The encoder of one camera.
+
+    :ivar encoder_type: ``"simple"``, ``"nature_cnn"`` (``convs``, each followed by ELU) or
+        ``"resnet"`` (``res_stacks``, then ReLU).
+    :ivar dense: the swish dense layers after the flattening.
+    """
+
+    encoder_type: str
+    convs: list[ConvWeights]
+    res_stacks: list[ResidualStack]
+    dense: list[DenseWeights]
+
+
+@dataclass(frozen=True)
+class LSTMWeights:
+    """A ``BasicLSTMCell``: kernel (in + units, 4 units) over ``[x, h]``, bias (4 units), gate order
+    ``i, j, f, o``, ``forget_bias`` added to ``f``."""
+
+    kernel: np.ndarray
+    bias: np.ndarray
+    units: int
+    forget_bias: float
+
+
+@dataclass(frozen=True)
+class NormalizerState:
+    """Running statistics: ``clip((x - mean) / sqrt(variance / (steps + 1)), -5, 5)``."""
+
+    running_mean: np.ndarray
+    running_variance: np.ndarray
+    normalization_steps: float
+
+
+@dataclass(frozen=True)
+class StreamWeights:
+    """One observation stream: a visual encoder per camera and the vector encoder's dense layers
+    (None without vector observations); their outputs are concatenated in that order."""
+
+    visual: list[VisualEncoderWeights]
+    vector: list[DenseWeights] | None
+
+
+@dataclass(frozen=True)
+class NetworkWeights:
+    """The inference network of one brain.
+
+    :ivar vector_observation_size: vector observation length times stacks (0 for none).
+    :ivar visual_observation_shapes: (height, width, channels) per camera.
+    :ivar action_sizes: branch sizes (discrete) or ``[action dimension]`` (continuous).
+    :ivar use_recurrent: LSTM cells follow the encoders.
+    :ivar memory_size: LSTM state length (0 without recurrence).
+    :ivar version_number: the API version of the model file's consumers (2 for ML-Agents 0.9).
+    :ivar streams: discrete control has one stream; continuous control two (policy, value).
+    :ivar lstm: discrete and recurrent: the cell fed with the stream and the one-hot previous actions.
+    :ivar lstm_policy: continuous and recurrent: the cell of the policy stream.
+    :ivar lstm_value: continuous and recurrent: the cell of the value stream (its state is part of
+        the memory even though the value head is not exported).
+    :ivar policy_branches: discrete: the logits layer of each branch.
+    :ivar mu: continuous: the mean of the Gaussian policy.
+    :ivar log_sigma_squared: continuous: the log-variance per action dimension.
+    """
+
+    vector_observation_size: int
+    visual_observation_shapes: list[tuple[int, int, int]]
+    action_sizes: list[int]
+    is_continuous: bool
+    use_recurrent: bool
+    memory_size: int
+    version_number: int
+    normalizer: NormalizerState | None
+    streams: list[StreamWeights]
+    lstm: LSTMWeights | None = None
+    lstm_policy: LSTMWeights | None = None
+    lstm_value: LSTMWeights | None = None
+    policy_branches: list[DenseWeights] = field(default_factory=list)
+    mu: DenseWeights | None = None
+    log_sigma_squared: np.ndarray | None = None
+
+    @property
+    def action_output_shape(self) -> int:
+        """The length of the action output: the action dimension or the sum of the branch sizes."""
+        return self.action_sizes[0] if self.is_continuous else sum(self.action_sizes)
+
+
+class ExportableModel(Protocol):
+    """A network the exporters can write."""
+
+    def export_weights(self) -> NetworkWeights:
+        """The current weights and statistics (a snapshot: later training does not change it)."""
+        ...
