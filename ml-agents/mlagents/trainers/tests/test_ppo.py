@@ -118,15 +118,19 @@ def common_batch(rng, n, streams):
 def test_discrete_losses_match_numpy(ppo_params):
     streams = {"extrinsic": {"strength": 1.0, "gamma": 0.99}, "second": {"strength": 0.5, "gamma": 0.9}}
     policy_brain = make_brain(vec=3, actions=(3, 2))
-    # Register a second extrinsic-type signal under another name to get two value heads.
+    # Register a second extrinsic-type signal (its class and its settings) under another name to get
+    # two value heads.
+    from mlagents.trainers import settings
     from mlagents.trainers.components.reward_signals import reward_signal_factory
     from mlagents.trainers.components.reward_signals.extrinsic.signal import ExtrinsicRewardSignal
 
     reward_signal_factory.NAME_TO_CLASS["second"] = ExtrinsicRewardSignal
+    settings.REWARD_SIGNAL_SETTINGS["second"] = settings.ExtrinsicSettings
     try:
         policy = PPOPolicy(0, policy_brain, ppo_params(reward_signals=streams, beta=0.01), True)
     finally:
         del reward_signal_factory.NAME_TO_CLASS["second"]
+        del settings.REWARD_SIGNAL_SETTINGS["second"]
     model = policy.model
     model.global_step.assign(10000)  # schedules at 1/5 of max_steps 5e4
     rng = np.random.default_rng(0)
