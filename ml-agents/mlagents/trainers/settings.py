@@ -39,6 +39,8 @@ __all__ = [
     "REWARD_SIGNAL_SETTINGS",
     "RewardSignalSettings",
     "RunOptions",
+    "SignalNotAvailableError",
+    "TrainerNotAvailableError",
     "TRAINER_SETTINGS",
     "TrainerConfig",
     "TrainerSettingsError",
@@ -72,6 +74,23 @@ class MissingTrainerTypeError(UnityEnvironmentException):
 
     #: Reported under the name of the documented class it refines.
     report_as_parent = True
+
+
+class SignalNotAvailableError(UnityTrainerException):
+    """A section asks for a reward signal of the 0.9 toolkit that this version does not provide."""
+
+    #: Reported under the name of the documented class it refines.
+    report_as_parent = True
+
+
+class TrainerNotAvailableError(UnityEnvironmentException):
+    """A section asks for a trainer type of the 0.9 toolkit that this version does not provide."""
+
+    #: Reported under the name of the documented class it refines.
+    report_as_parent = True
+
+
+NOT_AVAILABLE_ERRORS = (SignalNotAvailableError, TrainerNotAvailableError)
 
 
 # ---------------------------------------------------------------------------------------- command line
@@ -395,7 +414,7 @@ class RewardSignalSettings:
         settings_class = REWARD_SIGNAL_SETTINGS.get(name)
         if settings_class is None:
             if name in SIGNALS_NOT_YET_AVAILABLE:
-                raise UnityTrainerException(
+                raise SignalNotAvailableError(
                     f"Unknown reward signal type {name}: the {name} reward signal is not available in this "
                     f"version; available signals: {', '.join(REWARD_SIGNAL_SETTINGS)}{context}."
                 )
@@ -725,7 +744,7 @@ def parse_trainer_settings(
             f"'trainer: ppo' to its section or to the 'default' section."
         )
     if trainer_type in TRAINERS_NOT_YET_AVAILABLE:
-        raise UnityEnvironmentException(
+        raise TrainerNotAvailableError(
             f"The trainer type '{trainer_type}' asked for {where} is not available in this version"
             f"{in_file}; available trainer types: {', '.join(TRAINER_SETTINGS)}."
         )
@@ -744,20 +763,25 @@ class TrainerConfig:
     """A whole trainer configuration file, every section parsed and checked.
 
     Build it with :meth:`from_dict` before any environment starts; :meth:`for_brain` then gives
-    each brain its settings. The ``default`` section is checked on its own too, unless it is
-    incomplete while brain sections complete it (a brain that uses it alone then fails in
-    :meth:`for_brain`).
+    each brain its settings. Any error in any section stops :meth:`from_dict`, with two exceptions
+    that depend on which brains the environment has: a brain section asking for a trainer type or
+    reward signal this version does not provide (the shipped ``trainer_config.yaml`` gives the
+    Pyramids brains the ``curiosity`` signal) fails only when that brain is trained; and a
+    ``default`` section that is incomplete while brain sections complete it fails only for a brain
+    that uses it alone.
 
     :ivar raw: the file's mapping as read.
     :ivar path: the file, named in errors.
     :ivar sections: section name -> settings of that section merged with ``default``.
     :ivar default: the settings of the ``default`` section alone (None without one).
+    :ivar unavailable: section name -> the error of a section that asks for what is not available.
     """
 
     raw: Mapping[str, Any]
     path: str | None = None
     sections: Mapping[str, TrainerSettings] = field(default_factory=dict)
     default: TrainerSettings | None = None
+    unavailable: Mapping[str, Exception] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], path: str | None = None) -> TrainerConfig:
@@ -765,7 +789,13 @@ class TrainerConfig:
         if isinstance(raw, TrainerConfig):
             return raw
         names = [str(name) for name in raw if name != "default"]
-        sections = {name: parse_trainer_settings(merged_section(raw, name), name, path) for name in names}
+        sections: dict[str, TrainerSettings] = {}
+        unavailable: dict[str, Exception] = {}
+        for name in names:
+            try:
+                sections[name] = parse_trainer_settings(merged_section(raw, name), name, path)
+            except NOT_AVAILABLE_ERRORS as error:
+                unavailable[name] = error
         default = None
         if raw.get("default") is not None:
             try:
@@ -775,14 +805,18 @@ class TrainerConfig:
                     raise
         elif "default" in raw:
             merged_section(raw, "default")  # raises for a default section that is not a mapping
-        return cls(raw=raw, path=path, sections=sections, default=default)
+        return cls(raw=raw, path=path, sections=sections, default=default, unavailable=unavailable)
 
     def for_brain(self, brain_name: str) -> TrainerSettings:
         """The settings of ``brain_name``: its section's, or the default section's.
 
-        :raises UnityEnvironmentException: no section for the brain and no default section.
-        :raises UnityTrainerException: the default section alone is incomplete.
+        :raises UnityEnvironmentException: no section for the brain and no default section, or its
+            trainer type is not available.
+        :raises UnityTrainerException: the default section alone is incomplete, or the brain's reward
+            signal is not available.
         """
+        if brain_name in self.unavailable:
+            raise self.unavailable[brain_name]
         if brain_name in self.sections:
             return self.sections[brain_name]
         if self.default is not None:
