@@ -1,4 +1,4 @@
-"""PPO: returns and advantages, losses, action sampling, the trainer loop, checkpoints (trainers §3)."""
+"""PPO: returns and advantages, losses, action sampling, the trainer loop, checkpoints."""
 
 import math
 import os

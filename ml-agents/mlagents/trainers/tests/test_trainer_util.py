@@ -141,7 +141,7 @@ def test_trainer_type_errors(tmp_path, config, message):
         )
 
 
-# Effective values of every brain of the shipped config (spec trainers-and-cli §2.3-2.4), in the
+# Effective values of every brain of the shipped config (those of the v0.9 trainer_config.yaml), in the
 # column order below; reward_signals as {signal: (strength, gamma[, encoding_size])}.
 COLUMNS = [
     "batch_size",
