@@ -24,20 +24,29 @@ from mlagents.trainers.exception import CurriculumError
 
 LOGGER = logging.getLogger("mlagents.trainers")
 
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 REQUIRED_FIELDS = ("parameters", "measure", "thresholds", "min_lesson_length", "signal_smoothing")
 
 
 class Curriculum:
     """One brain's curriculum, read from ``location``.
 
+    The file is read and checked when the object is built; with ``default_reset_parameters`` of
+    None (before the environment runs) the parameter names are checked later, by
+    :meth:`check_reset_parameters`.
+
     :param location: path of the JSON file.
     :param default_reset_parameters: the environment's reset parameters; every curriculum parameter
         must be one of them.
-    :raises CurriculumError: the file cannot be read or decoded, a field is missing, a parameter is
-        unknown to the environment or has the wrong number of values.
+    :raises CurriculumError: the file cannot be read or decoded, a field is missing or of the wrong
+        kind, a parameter has the wrong number of values or is unknown to the environment.
     """
 
-    def __init__(self, location: str, default_reset_parameters: Mapping[str, float]) -> None:
+    def __init__(self, location: str, default_reset_parameters: Mapping[str, float] | None) -> None:
         self.location = location
         self._brain_name = os.path.basename(location).split(".")[0]
         self._lesson_num = 0
@@ -59,17 +68,46 @@ class Curriculum:
             raise CurriculumError(
                 f"The measure of {location} must be 'progress' or 'reward', not {self.measure!r}."
             )
-        self.min_lesson_length = int(self.data["min_lesson_length"])
-        self.max_lesson_num = len(self.data["thresholds"])
-        for name, values in self.data["parameters"].items():
-            if name not in default_reset_parameters:
+        thresholds = self.data["thresholds"]
+        if not isinstance(thresholds, list) or not all(_is_number(value) for value in thresholds):
+            raise CurriculumError(
+                f"The thresholds of {location} must be a list of numbers, not {thresholds!r}."
+            )
+        min_lesson_length = self.data["min_lesson_length"]
+        if not _is_number(min_lesson_length) or min_lesson_length != int(min_lesson_length):
+            raise CurriculumError(
+                f"The min_lesson_length of {location} must be a whole number, not {min_lesson_length!r}."
+            )
+        if not isinstance(self.data["signal_smoothing"], bool):
+            raise CurriculumError(
+                f"The signal_smoothing of {location} must be true or false, not {self.data['signal_smoothing']!r}."
+            )
+        parameters = self.data["parameters"]
+        if not isinstance(parameters, dict):
+            raise CurriculumError(
+                f"The parameters of {location} must map reset-parameter names to lists of values."
+            )
+        self.min_lesson_length = int(min_lesson_length)
+        self.max_lesson_num = len(thresholds)
+        if default_reset_parameters is not None:
+            self.check_reset_parameters(default_reset_parameters)
+        for name, values in parameters.items():
+            if not isinstance(values, list) or not all(_is_number(value) for value in values):
                 raise CurriculumError(
-                    f"The parameter {name} in Curriculum {location} is not present in the Environment"
+                    f"The parameter {name} in Curriculum {location} must be a list of numbers, not {values!r}."
                 )
             if len(values) != self.max_lesson_num + 1:
                 raise CurriculumError(
                     f"The parameter {name} in Curriculum {location} must have {self.max_lesson_num + 1} values "
                     f"but {len(values)} were found"
+                )
+
+    def check_reset_parameters(self, default_reset_parameters: Mapping[str, float]) -> None:
+        """:raises CurriculumError: a curriculum parameter is not a reset parameter of the environment."""
+        for name in self.data["parameters"]:
+            if name not in default_reset_parameters:
+                raise CurriculumError(
+                    f"The parameter {name} in Curriculum {self.location} is not present in the Environment"
                 )
 
     @property

@@ -1,14 +1,17 @@
 """The ``mlagents-learn`` command: train (or run) the brains of a Unity environment.
 
-``main()`` parses the command line and starts one training run in this process, or ``--num-runs``
-runs in child processes. ``run_training()`` performs one run: it reads the trainer configuration,
-starts ``--num-envs`` environments through a :class:`SubprocessEnvManager`, creates one trainer per
-brain and hands everything to a :class:`TrainerController`.
+``main()`` parses the command line once into :class:`~mlagents.trainers.settings.RunOptions` and
+starts one training run in this process, or ``--num-runs`` runs in child processes.
+``run_training()`` performs one run: it reads and checks the trainer configuration, the sampler file
+and the curricula, then starts ``--num-envs`` environments through a :class:`SubprocessEnvManager`,
+creates one trainer per brain and hands everything to a :class:`TrainerController`.
 
-Errors a user can cause (a missing or malformed configuration file, a brain without configuration,
-an unknown trainer type, a missing hyper-parameter, an environment that cannot be launched ...) end
-the command with one line naming the problem and exit status 1. Ctrl-C during training saves and
-exports the models, then ends with status 0.
+Errors a user can cause end the command with one line naming the problem and exit status 1. Those
+in the files (a missing or malformed configuration file, an unknown trainer type, a missing or
+invalid hyper-parameter or reward signal, a malformed curriculum or sampler file) are found before
+any environment is launched; those that need the environment (a brain without configuration, a
+curriculum for a brain or parameter it does not have, an environment that cannot be launched) right
+after it started. Ctrl-C during training saves and exports the models, then ends with status 0.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import shutil
 import signal
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -37,7 +40,20 @@ from mlagents.envs.exception import SamplerException, UnityException
 from mlagents.envs.sampler_class import SamplerManager
 from mlagents.trainers.exception import MetaCurriculumError, TrainerError
 from mlagents.trainers.meta_curriculum import MetaCurriculum
-from mlagents.trainers.trainer_util import initialize_trainers, load_config
+from mlagents.trainers.settings import CommandLineError, RunOptions
+from mlagents.trainers.trainer_util import initialize_trainers, load_config, load_trainer_config
+
+__all__ = [
+    "CommandLineError",
+    "RunOptions",
+    "create_environment_factory",
+    "create_sampler_manager",
+    "main",
+    "parse_command_line",
+    "run_training",
+    "try_create_meta_curriculum",
+    "validate_options",
+]
 
 LOGGER = logging.getLogger("mlagents.trainers")
 
@@ -89,10 +105,6 @@ ENV_EXTENSIONS = (".app", ".exe", ".x86_64", ".x86")
 SEED_POOL_SIZE = 10000
 
 
-class CommandLineError(TrainerError):
-    """A command-line value is invalid (not a number, out of range, contradictory flags)."""
-
-
 # ---------------------------------------------------------------------------------------- options
 
 
@@ -105,47 +117,12 @@ def parse_command_line(argv: list[str] | None = None) -> dict[str, Any]:
     return docopt(USAGE, argv=argv)
 
 
-def _int_option(options: dict[str, Any], name: str, minimum: int | None = None) -> int:
-    value = options[name]
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise CommandLineError(f"{name} must be a whole number, not {value!r}.") from None
-    if minimum is not None and number < minimum:
-        raise CommandLineError(f"{name} must be at least {minimum}, not {number}.")
-    return number
-
-
-def _optional_str(value: Any) -> str | None:
-    return None if value is None or value == "None" else str(value)
-
-
-def validate_options(options: dict[str, Any]) -> None:
-    """Check the numeric options and the flag combinations before anything is launched.
+def validate_options(options: Mapping[str, Any]) -> RunOptions:
+    """Check and convert docopt's option dict before anything is launched.
 
     :raises CommandLineError: naming the option and what is wrong with it.
     """
-    _int_option(options, "--keep-checkpoints", 1)
-    _int_option(options, "--lesson", 0)
-    _int_option(options, "--num-runs", 1)
-    _int_option(options, "--save-freq", 1)
-    _int_option(options, "--seed", -1)
-    _int_option(options, "--base-port", 1)
-    _int_option(options, "--num-envs", 1)
-    env_path = _optional_str(options["--env"])
-    if env_path is None and int(options["--num-runs"]) > 1:
-        raise CommandLineError(
-            "It is not possible to launch more than one concurrent training session when training from the editor."
-        )
-    if env_path is None and int(options["--num-envs"]) > 1:
-        raise CommandLineError(
-            "--num-envs greater than 1 needs an environment executable (--env): the Unity Editor is one instance."
-        )
-    last_port = int(options["--base-port"]) + int(options["--num-runs"]) * int(options["--num-envs"]) - 1
-    if last_port > 65535:
-        raise CommandLineError(
-            f"--base-port is too high: the runs would need ports up to {last_port} (max 65535)."
-        )
+    return RunOptions.from_docopt(options)
 
 
 # ---------------------------------------------------------------------------------------- environments
@@ -246,9 +223,13 @@ def create_sampler_manager(
 
 
 def try_create_meta_curriculum(
-    curriculum_folder: str | None, env_reset_params: dict[str, float], lesson: int
+    curriculum_folder: str | None, env_reset_params: Mapping[str, float] | None, lesson: int
 ) -> MetaCurriculum | None:
-    """The curricula of ``--curriculum`` set to ``lesson``, or None without a folder."""
+    """The curricula of ``--curriculum`` set to ``lesson``, or None without a folder.
+
+    With ``env_reset_params`` None the parameter names are left to
+    :meth:`MetaCurriculum.check_reset_parameters` (the environment is not running yet).
+    """
     if curriculum_folder is None:
         return None
     meta_curriculum = MetaCurriculum(curriculum_folder, env_reset_params)
@@ -259,44 +240,26 @@ def try_create_meta_curriculum(
 # ---------------------------------------------------------------------------------------- one run
 
 
-def run_training(sub_id: int, run_seed: int, options: dict[str, Any], queue: Any) -> None:
+def run_training(sub_id: int, run_seed: int, options: RunOptions | Mapping[str, Any], queue: Any) -> None:
     """Perform training run ``sub_id`` (``models/<run-id>-<sub_id>``) with ``run_seed``.
+
+    The trainer configuration, the sampler file and the curricula are read and checked before the
+    environments are launched.
 
     :param sub_id: index of the run among ``--num-runs``.
     :param run_seed: the run's random seed.
-    :param options: the parsed command line (:func:`parse_command_line`).
+    :param options: the run options, or docopt's option dict (:func:`parse_command_line`).
     :param queue: receives True once the trainers are built, just before training starts.
     :raises UnityException, TrainerError: the errors a user can cause (see the module docstring).
     """
-    docker_target_name = _optional_str(options["--docker-target-name"])
-    env_path = _optional_str(options["--env"])
-    run_id = str(options["--run-id"])
-    load_model = bool(options["--load"])
-    train_model = bool(options["--train"])
-    save_freq = int(options["--save-freq"])
-    curriculum_folder = _optional_str(options["--curriculum"])
-    sampler_file_path = _optional_str(options["--sampler"])
-    lesson = int(options["--lesson"])
-    fast_simulation = not bool(options["--slow"])
-    keep_checkpoints = int(options["--keep-checkpoints"])
-    num_envs = int(options["--num-envs"])
-    base_port = int(options["--base-port"])
-    no_graphics = bool(options["--no-graphics"])
-    multi_gpu = bool(options["--multi-gpu"])
-    trainer_config_path = str(options["<trainer-config-path>"])
+    run = options if isinstance(options, RunOptions) else RunOptions.from_docopt(options)
+    model_path = run.model_path(sub_id)
+    summaries_dir = run.summaries_dir()
+    curriculum_folder = run.curriculum_dir()
 
-    if docker_target_name is None:
-        model_path = f"./models/{run_id}-{sub_id}"
-        summaries_dir = "./summaries"
-    else:
-        trainer_config_path = f"/{docker_target_name}/{trainer_config_path}"
-        if curriculum_folder is not None:
-            curriculum_folder = f"/{docker_target_name}/{curriculum_folder}"
-        model_path = f"/{docker_target_name}/models/{run_id}-{sub_id}"
-        summaries_dir = f"/{docker_target_name}/summaries"
-
-    trainer_config = load_config(trainer_config_path)
-    sampler_manager, resampling_interval = create_sampler_manager(sampler_file_path, {}, run_seed)
+    trainer_config = load_trainer_config(run.trainer_config_file())
+    sampler_manager, resampling_interval = create_sampler_manager(run.sampler_file_path, {}, run_seed)
+    meta_curriculum = try_create_meta_curriculum(curriculum_folder, None, run.lesson)
     # Imported only now so that `mlagents-learn --help`, command-line and configuration errors
     # answer at once, without loading TensorFlow.
     _import_tensorflow_quietly()
@@ -305,13 +268,13 @@ def run_training(sub_id: int, run_seed: int, options: dict[str, Any], queue: Any
 
     os.makedirs(summaries_dir, exist_ok=True)
     env_factory = create_environment_factory(
-        env_path, docker_target_name, no_graphics, run_seed, base_port + sub_id * num_envs
+        run.env_path, run.docker_target_name, run.no_graphics, run_seed, run.base_port + sub_id * run.num_envs
     )
-    env = SubprocessEnvManager(env_factory, num_envs)
+    env = SubprocessEnvManager(env_factory, run.num_envs)
     try:
-        meta_curriculum = try_create_meta_curriculum(curriculum_folder, env.reset_parameters, lesson)
         external_brains = env.external_brains
         if meta_curriculum is not None:
+            meta_curriculum.check_reset_parameters(env.reset_parameters)
             for brain_name in meta_curriculum.brains_to_curriculums:
                 if brain_name not in external_brains:
                     raise MetaCurriculumError(
@@ -323,7 +286,7 @@ def run_training(sub_id: int, run_seed: int, options: dict[str, Any], queue: Any
         unknown = sorted(set(sampler_manager.samplers) - set(env.reset_parameters))
         if unknown:
             raise SamplerException(
-                f"The sampler file {sampler_file_path} names reset parameters the environment does not have: "
+                f"The sampler file {run.sampler_file_path} names reset parameters the environment does not have: "
                 f"{', '.join(unknown)}. The environment's reset parameters are: "
                 f"{', '.join(env.reset_parameters) or 'none'}."
             )
@@ -331,25 +294,25 @@ def run_training(sub_id: int, run_seed: int, options: dict[str, Any], queue: Any
             trainer_config,
             external_brains,
             summaries_dir,
-            run_id,
+            run.run_id,
             model_path,
-            keep_checkpoints,
-            train_model,
-            load_model,
+            run.keep_checkpoints,
+            run.train_model,
+            run.load_model,
             run_seed,
             meta_curriculum,
-            multi_gpu,
+            run.multi_gpu,
         )
         tc = TrainerController(
             trainers,
             model_path,
             summaries_dir,
-            f"{run_id}-{sub_id}",
-            save_freq,
+            f"{run.run_id}-{sub_id}",
+            run.save_freq,
             meta_curriculum,
-            train_model,
+            run.train_model,
             run_seed,
-            fast_simulation,
+            run.fast_simulation,
             sampler_manager,
             resampling_interval,
         )
@@ -360,16 +323,16 @@ def run_training(sub_id: int, run_seed: int, options: dict[str, Any], queue: Any
     tc.start_learning(env)
 
 
-def _run_training_in_child(sub_id: int, run_seed: int, options: dict[str, Any], queue: Any) -> None:
+def _run_training_in_child(sub_id: int, run_seed: int, options: RunOptions, queue: Any) -> None:
     """Process target of one of several runs: a user error ends the child with one line and status 1."""
-    _configure_logging(bool(options["--debug"]))
+    _configure_logging(options.debug)
     signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
     try:
         run_training(sub_id, run_seed, options, queue)
     except KeyboardInterrupt:
         sys.exit(130)
     except (UnityException, TrainerError) as error:
-        _report_error(error, bool(options["--debug"]), prefix=f"Run {sub_id}: ")
+        _report_error(error, options.debug, prefix=f"Run {sub_id}: ")
         sys.exit(1)
 
 
@@ -416,11 +379,20 @@ def _configure_logging(debug: bool) -> None:
     logging.getLogger("absl").setLevel(logging.DEBUG if debug else logging.WARNING)
 
 
+def _public_name(error: BaseException) -> str:
+    """The class name shown for ``error``: the settings module's precise subclasses
+    (``report_as_parent``) are shown as the documented class they refine."""
+    for cls in type(error).__mro__:
+        if not cls.__dict__.get("report_as_parent", False):
+            return cls.__name__
+    return type(error).__name__
+
+
 def _report_error(error: BaseException, debug: bool, prefix: str = "") -> None:
     if debug:
         LOGGER.error("%s%s", prefix, "".join(traceback.format_exception(error)).rstrip())
     else:
-        LOGGER.error("%s%s: %s", prefix, type(error).__name__, error)
+        LOGGER.error("%s%s: %s", prefix, _public_name(error), error)
 
 
 def _print_banner() -> None:
@@ -434,7 +406,7 @@ def _random_seed() -> int:
     return int(np.random.randint(0, 10000))
 
 
-def _run_several(options: dict[str, Any], num_runs: int, seed: int) -> int:
+def _run_several(options: RunOptions, num_runs: int, seed: int) -> int:
     """Start ``num_runs`` runs one after the other (each once the previous one started training),
     wait for all of them and return the exit status (1 if any run failed)."""
     context = multiprocessing.get_context("spawn")
@@ -509,19 +481,17 @@ def main(argv: list[str] | None = None) -> None:
     """
     _print_banner()
     options = parse_command_line(argv)
-    _configure_logging(bool(options["--debug"]))
+    debug = bool(options["--debug"])
+    _configure_logging(debug)
     signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
     LOGGER.info(options)
-    debug = bool(options["--debug"])
     try:
-        validate_options(options)
-        num_runs = int(options["--num-runs"])
-        seed = int(options["--seed"])
-        if num_runs == 1:
-            run_seed = _random_seed() if seed == -1 else seed
-            run_training(0, run_seed, options, queue_module.SimpleQueue())
+        run = RunOptions.from_docopt(options)
+        if run.num_runs == 1:
+            run_seed = _random_seed() if run.seed == -1 else run.seed
+            run_training(0, run_seed, run, queue_module.SimpleQueue())
         else:
-            sys.exit(_run_several(options, num_runs, seed))
+            sys.exit(_run_several(run, run.num_runs, run.seed))
     except (UnityException, TrainerError) as error:
         _report_error(error, debug)
         sys.exit(1)

@@ -15,13 +15,17 @@ LOGGER = logging.getLogger("mlagents.trainers")
 class MetaCurriculum:
     """The curricula of every brain in ``curriculum_folder`` (one JSON file per brain).
 
+    Every file is read and checked when the object is built, which ``mlagents-learn`` does before
+    it launches the environment (``default_reset_parameters`` None); the parameter names are then
+    checked against the running environment with :meth:`check_reset_parameters`.
+
     :param curriculum_folder: folder whose every entry is a curriculum file.
-    :param default_reset_parameters: the environment's reset parameters.
+    :param default_reset_parameters: the environment's reset parameters, or None to check them later.
     :raises MetaCurriculumError: the folder does not exist or is not a folder.
     :raises CurriculumError: a curriculum file is invalid (see :class:`Curriculum`).
     """
 
-    def __init__(self, curriculum_folder: str, default_reset_parameters: Mapping[str, float]) -> None:
+    def __init__(self, curriculum_folder: str, default_reset_parameters: Mapping[str, float] | None) -> None:
         if not os.path.exists(curriculum_folder):
             raise MetaCurriculumError(
                 f"The curriculum folder {curriculum_folder} does not exist. Check the --curriculum path."
@@ -44,6 +48,11 @@ class MetaCurriculum:
                 warned = True
             used_parameters |= parameters
             self.brains_to_curriculums[curriculum.brain_name] = curriculum
+
+    def check_reset_parameters(self, default_reset_parameters: Mapping[str, float]) -> None:
+        """:raises CurriculumError: a curriculum names a parameter the environment does not have."""
+        for curriculum in self.brains_to_curriculums.values():
+            curriculum.check_reset_parameters(default_reset_parameters)
 
     @property
     def lesson_nums(self) -> dict[str, int]:

@@ -22,7 +22,6 @@ import numpy as np
 from mlagents.envs.brain import AllBrainInfo, BrainInfo
 from mlagents.trainers.buffer import Buffer
 from mlagents.trainers.components.reward_signals import RewardSignalResult
-from mlagents.trainers.exception import UnityTrainerException
 from mlagents.trainers.trainer import Trainer
 
 LOGGER = logging.getLogger("mlagents.trainers")
@@ -70,7 +69,8 @@ class RLTrainer(Trainer):
 
     Same constructor arguments as :class:`~mlagents.trainers.trainer.Trainer`.
 
-    :raises UnityTrainerException: the ``reward_signals`` section is empty.
+    :raises UnityTrainerException: the ``reward_signals`` section is empty (found when the settings
+        are parsed).
     :ivar training_buffer: trajectories per agent and the update buffer.
     :ivar episode_steps: agent id -> steps of its current episode.
     :ivar collected_rewards: ``"environment"`` and each signal name -> agent id -> reward sum of the
@@ -79,10 +79,6 @@ class RLTrainer(Trainer):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        if "reward_signals" in self.trainer_parameters and not self.trainer_parameters["reward_signals"]:
-            raise UnityTrainerException(
-                f"No reward signals were defined. At least one must be used with {self.__class__.__name__}."
-            )
         self.training_buffer = Buffer()
         self.episode_steps: dict[Any, int] = defaultdict(int)
         self.collected_rewards: dict[str, dict[Any, float]] = {"environment": defaultdict(float)}

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,6 +29,7 @@ from mlagents.envs.policy import Policy
 from mlagents.trainers import export
 from mlagents.trainers.exception import UnityPolicyException
 from mlagents.trainers.models import LearningModel
+from mlagents.trainers.settings import ConfigSource, PolicySettings, flag
 
 LOGGER = logging.getLogger("mlagents.trainers")
 
@@ -36,10 +37,12 @@ __all__ = ["FixedSignatureFunction", "TFPolicy", "UnityPolicyException", "as_boo
 
 
 def as_bool(value: Any) -> bool:
-    """A configuration flag as bool (YAML gives bools, but ``"false"`` as a string must be False)."""
-    if isinstance(value, str):
-        return value.strip().lower() in ("true", "yes", "on", "1")
-    return bool(value)
+    """A configuration flag as bool (``"false"`` as a string is False); the settings classes read
+    flags with the same rules (:func:`mlagents.trainers.settings.flag`)."""
+    try:
+        return flag(value, "flag", ConfigSource(""))
+    except ValueError:
+        return bool(value)
 
 
 Signature = Sequence[tf.TensorSpec | dict[str, tf.TensorSpec]]
@@ -136,9 +139,13 @@ class TFPolicy(Policy):
 
     :param seed: seed of the initial weights and of the action sampling.
     :param brain: the brain's parameters.
-    :param trainer_parameters: the brain's hyper-parameters; reads ``use_recurrent``, ``memory_size``,
-        ``sequence_length``, ``normalize``, ``model_path``, ``keep_checkpoints`` (default 5).
-    :raises UnityPolicyException: recurrent with a memory size of 0 or not divisible by 4.
+    :param trainer_parameters: the brain's :class:`~mlagents.trainers.settings.PolicySettings` (or
+        a dict of hyper-parameters, parsed here); reads ``use_recurrent``, ``memory_size``,
+        ``sequence_length``, ``normalize``, ``model_path`` (default ``./models/<brain>``) and
+        ``keep_checkpoints``.
+    :raises UnityPolicyException: recurrent with a memory size of 0 or not divisible by 4 (found
+        when the settings are parsed).
+    :ivar settings: the typed settings.
     """
 
     possible_output_nodes = [
@@ -152,31 +159,25 @@ class TFPolicy(Policy):
         "action_output_shape",
     ]
 
-    def __init__(self, seed: int, brain: BrainParameters, trainer_parameters: dict[str, Any]) -> None:
+    def __init__(
+        self, seed: int, brain: BrainParameters, trainer_parameters: PolicySettings | Mapping[str, Any]
+    ) -> None:
         self.seed = int(seed)
         self.brain = brain
-        self.trainer_parameters = trainer_parameters
+        self.settings: PolicySettings = PolicySettings.coerce(
+            trainer_parameters, ConfigSource(brain.brain_name)
+        )
+        self.trainer_parameters: dict[str, Any] = self.settings.to_dict()
         self.model: LearningModel | None = None
         self.optimizer: tf.Module | None = None
-        self.m_size = 0
-        self.sequence_length = 1
-        self.use_recurrent = as_bool(trainer_parameters.get("use_recurrent", False))
-        self.normalize = as_bool(trainer_parameters.get("normalize", False))
+        self.use_recurrent = self.settings.use_recurrent
+        self.normalize = self.settings.normalize
         self.use_continuous_act = brain.vector_action_space_type == "continuous"
-        self.model_path = str(trainer_parameters.get("model_path", f"./models/{brain.brain_name}"))
-        self.keep_checkpoints = max(1, int(float(trainer_parameters.get("keep_checkpoints", 5))))
+        self.model_path = self.settings.model_path or f"./models/{brain.brain_name}"
+        self.keep_checkpoints = self.settings.keep_checkpoints
         self.rng = np.random.default_rng(self.seed)
-        if self.use_recurrent:
-            self.m_size = int(float(trainer_parameters["memory_size"]))
-            self.sequence_length = max(1, int(float(trainer_parameters["sequence_length"])))
-            if self.m_size == 0:
-                raise UnityPolicyException(
-                    f"The memory size for brain {brain.brain_name} is 0 even though the trainer uses recurrent."
-                )
-            if self.m_size % 4 != 0:
-                raise UnityPolicyException(
-                    f"The memory size for brain {brain.brain_name} is {self.m_size} but it must be divisible by 4."
-                )
+        self.m_size = self.settings.memory_size if self.use_recurrent else 0
+        self.sequence_length = self.settings.sequence_length if self.use_recurrent else 1
         self._checkpoint: tf.train.Checkpoint | None = None
         self._checkpoint_manager: tf.train.CheckpointManager | None = None
         # The step count is kept in Python (None: read global_step first); increments reach the

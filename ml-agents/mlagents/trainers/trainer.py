@@ -10,8 +10,9 @@ drives it, once per environment step of one environment worker::
         trainer.update_policy()
     trainer.write_summary(global_step, seconds_since_start, lesson)
 
-Subclasses (PPOTrainer, the BC trainers) implement the experience handling and the update, list the
-hyper-parameters they require in ``self.param_keys`` and call :meth:`check_param_keys`. They record
+Subclasses (PPOTrainer) implement the experience handling and the update and name the typed settings
+class they read (``settings_class``, see :mod:`mlagents.trainers.settings`): the constructor takes
+such an object, or a plain dict of hyper-parameters that it parses once with the same checks. They record
 statistics by appending to ``self.stats[tag]`` (e.g. ``"Environment/Cumulative Reward"`` at every
 episode end); :meth:`write_summary` turns the values collected since the last summary into one mean
 per tag. To get rows in the training-metrics CSV, ``update_policy`` calls
@@ -23,7 +24,8 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict, deque
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import tensorflow as tf
@@ -31,6 +33,7 @@ from tensorboard.compat.proto.summary_pb2 import Summary
 
 from mlagents.envs.timers import set_gauge
 from mlagents.trainers.exception import UnityTrainerException
+from mlagents.trainers.settings import ConfigSource, TrainerSettings
 from mlagents.trainers.trainer_metrics import TrainerMetrics
 
 if TYPE_CHECKING:
@@ -47,13 +50,16 @@ class Trainer:
     """Base class of the trainers of one brain.
 
     :param brain: the brain's parameters as reported by the environment.
-    :param trainer_parameters: the merged hyper-parameters of the brain (see
-        :func:`mlagents.trainers.trainer_util.initialize_trainers`); must contain ``summary_path``
-        when summaries are written, and ``max_steps`` / ``summary_freq``.
+    :param trainer_parameters: the brain's settings (a :class:`TrainerSettings` of ``settings_class``),
+        or its merged hyper-parameters as a dict (parsed here); ``max_steps`` and ``summary_freq``
+        are required, ``summary_path`` defaults to ``./summaries/<run_id>_<brain>``.
     :param training: True to learn (``--train``); False runs the policy only.
     :param run_id: the run identifier shown on the console (``--run-id``, without the run index).
     :param reward_buff_cap: capacity of :attr:`reward_buffer` (episode returns kept for curricula).
 
+    :ivar settings: the typed settings.
+    :ivar trainer_parameters: the settings as a dict under their YAML keys (shown as the
+        hyper-parameters).
     :ivar stats: tag -> values collected since the last summary.
     :ivar policy: the policy being trained; set by the subclass.
     :ivar cumulative_returns_since_policy_update: episode returns since the last policy update.
@@ -61,10 +67,12 @@ class Trainer:
     :ivar step: the trainer's step count (environment steps of one worker), see :meth:`increment_step`.
     """
 
+    settings_class: ClassVar[type[TrainerSettings]] = TrainerSettings
+
     def __init__(
         self,
         brain: BrainParameters,
-        trainer_parameters: dict[str, Any],
+        trainer_parameters: TrainerSettings | Mapping[str, Any],
         training: bool,
         run_id: str,
         reward_buff_cap: int = 1,
@@ -73,10 +81,9 @@ class Trainer:
         self.brain = brain
         self.brain_name: str = brain.brain_name
         self.run_id = run_id
-        self.trainer_parameters = trainer_parameters
-        self.summary_path: str = str(
-            trainer_parameters.get("summary_path", f"./summaries/{run_id}_{self.brain_name}")
-        )
+        self.settings = self.settings_class.coerce(trainer_parameters, self.config_source())
+        self.trainer_parameters: dict[str, Any] = self.settings.to_dict()
+        self.summary_path: str = self.settings.summary_path or f"./summaries/{run_id}_{self.brain_name}"
         self.is_training = training
         self.stats: dict[str, list[float]] = defaultdict(list)
         self.cumulative_returns_since_policy_update: list[float] = []
@@ -88,8 +95,14 @@ class Trainer:
 
     # ------------------------------------------------------------------ configuration
 
+    def config_source(self) -> ConfigSource:
+        """This trainer's brain and class, as named in configuration errors."""
+        cls = type(self)
+        return ConfigSource(self.brain_name, trainer_class=f"{cls.__module__}.{cls.__qualname__}")
+
     def check_param_keys(self) -> None:
-        """Check that every key of ``self.param_keys`` is among the hyper-parameters.
+        """Check that every key of ``self.param_keys`` is among the hyper-parameters (the settings
+        classes check their own keys; this remains for trainers that list extra ones).
 
         :raises UnityTrainerException: naming the first missing key, the trainer class and the brain.
         """
@@ -124,8 +137,8 @@ class Trainer:
 
     @property
     def get_max_steps(self) -> float:
-        """The step budget ``max_steps`` as a float (YAML may have given ``"5.0e4"``, a string)."""
-        return float(self.trainer_parameters["max_steps"])
+        """The step budget ``max_steps``."""
+        return self.settings.max_steps
 
     @property
     def get_step(self) -> int:
@@ -206,7 +219,7 @@ class Trainer:
         :param delta_train_start: seconds since training started.
         :param lesson_num: the curriculum lesson of this brain (0 without curriculum).
         """
-        summary_freq = int(float(self.trainer_parameters["summary_freq"]))
+        summary_freq = self.settings.summary_freq
         if global_step == 0 or summary_freq <= 0 or global_step % summary_freq != 0:
             return
         max_steps = self.get_max_steps

@@ -3,7 +3,9 @@
 The trainer configuration is a YAML mapping: a ``default`` section, plus optional sections named
 after brains. A brain's hyper-parameters are the ``default`` section updated (shallowly: a brain
 section's ``reward_signals`` replaces the default one as a whole) with its own section; a section
-may also name another section to reuse (``MyBrain: OtherBrain``).
+may also name another section to reuse (``MyBrain: OtherBrain``). :func:`load_trainer_config` reads
+and checks the whole file at once (:class:`~mlagents.trainers.settings.TrainerConfig`), before any
+environment is launched.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import yaml
 
 from mlagents.envs.brain import BrainParameters
 from mlagents.envs.exception import UnityEnvironmentException
+from mlagents.trainers.settings import PPOSettings, TrainerConfig, merged_section, parse_trainer_settings
 
 if TYPE_CHECKING:
     from mlagents.trainers.meta_curriculum import MetaCurriculum
@@ -26,10 +29,9 @@ if TYPE_CHECKING:
 LOGGER = logging.getLogger("mlagents.trainers")
 
 # trainer name -> (module, class). The module is imported only when a brain asks for that trainer.
-TRAINER_CLASSES: dict[str, tuple] = {
+# The behavioural-cloning trainers (offline_bc, online_bc) are not part of this version.
+TRAINER_CLASSES: dict[str, tuple[str, str]] = {
     "ppo": ("mlagents.trainers.ppo.trainer", "PPOTrainer"),
-    "offline_bc": ("mlagents.trainers.bc.offline_trainer", "OfflineBCTrainer"),
-    "online_bc": ("mlagents.trainers.bc.online_trainer", "OnlineBCTrainer"),
 }
 
 
@@ -95,50 +97,23 @@ def load_config(trainer_config_path: str) -> dict[str, Any]:
     return config
 
 
-def trainer_parameters_for_brain(trainer_config: Mapping[str, Any], brain_name: str) -> dict[str, Any]:
-    """The merged hyper-parameters of ``brain_name``: ``default`` updated with the brain's section.
+def load_trainer_config(trainer_config_path: str) -> TrainerConfig:
+    """Read the trainer configuration file and check every section of it.
 
-    :raises UnityEnvironmentException: the config has neither a ``default`` nor a ``brain_name``
-        section, a section is not a mapping, or a section alias names a missing section / loops.
+    :raises UnityEnvironmentException: the file cannot be read (see :func:`load_config`), a
+        section has no or an unknown ``trainer`` type, or sections refer to each other wrongly.
+    :raises UnityTrainerException, UnityPolicyException: a hyper-parameter is missing or invalid.
     """
-    default = trainer_config.get("default")
-    if default is not None and not isinstance(default, dict):
-        raise UnityEnvironmentException(
-            "The 'default' section of the trainer config must be a mapping of hyper-parameters."
-        )
-    if default is None and brain_name not in trainer_config:
-        raise UnityEnvironmentException(
-            f"The trainer config has no section for the brain {brain_name} and no 'default' section. "
-            f"Add a '{brain_name}:' section or a 'default:' section."
-        )
-    params: dict[str, Any] = dict(default or {})
-    if brain_name in trainer_config:
-        key: Any = brain_name
-        seen = [key]
-        while not isinstance(trainer_config[key], dict):
-            alias = trainer_config[key]
-            if alias is None:
-                raise UnityEnvironmentException(
-                    f"The section {key} of the trainer config is empty: give it hyper-parameters or "
-                    f"remove it to use the 'default' section."
-                )
-            if alias not in trainer_config:
-                raise UnityEnvironmentException(
-                    f"The section {key} of the trainer config refers to the section {alias}, which does not exist."
-                )
-            if alias in seen:
-                raise UnityEnvironmentException(
-                    f"The sections {' -> '.join(map(str, seen + [alias]))} of the trainer config refer to each other "
-                    f"in a loop."
-                )
-            seen.append(alias)
-            key = alias
-        params.update(trainer_config[key])
-    return params
+    return TrainerConfig.from_dict(load_config(trainer_config_path), trainer_config_path)
+
+
+def trainer_parameters_for_brain(trainer_config: Mapping[str, Any], brain_name: str) -> dict[str, Any]:
+    """The merged hyper-parameters of ``brain_name`` (see :func:`mlagents.trainers.settings.merged_section`)."""
+    return merged_section(trainer_config, brain_name)
 
 
 def initialize_trainers(
-    trainer_config: Mapping[str, Any],
+    trainer_config: Mapping[str, Any] | TrainerConfig,
     external_brains: Mapping[str, BrainParameters],
     summaries_dir: str,
     run_id: str,
@@ -152,11 +127,12 @@ def initialize_trainers(
 ) -> dict[str, Trainer]:
     """Create the trainer of every external brain.
 
-    For each brain ``B`` its hyper-parameters (see :func:`trainer_parameters_for_brain`) get
+    Each brain's settings (its section merged with ``default``) get
     ``summary_path = {summaries_dir}/{run_id}_{B}``, ``model_path = {model_path}/{B}`` and
-    ``keep_checkpoints``; ``trainer`` picks the class (``ppo``, ``offline_bc``, ``online_bc``).
+    ``keep_checkpoints``; their ``trainer`` type picks the class (``ppo``).
 
-    :param trainer_config: the parsed trainer configuration (:func:`load_config`).
+    :param trainer_config: the checked configuration (:func:`load_trainer_config`) or the parsed
+        YAML mapping (:func:`load_config`), whose sections of these brains are checked here.
     :param external_brains: brain name -> parameters, as reported by the environment.
     :param summaries_dir: folder of the TensorBoard summaries.
     :param run_id: the run identifier (``--run-id``).
@@ -171,34 +147,28 @@ def initialize_trainers(
     :returns: brain name -> trainer, in the order of ``external_brains``.
     :raises UnityEnvironmentException: a brain has no configuration, no ``trainer`` key or an unknown
         trainer type.
-    :raises UnityTrainerException: a required hyper-parameter is missing (raised by the trainer).
+    :raises UnityTrainerException: a required hyper-parameter is missing or invalid.
     """
     trainers: dict[str, Trainer] = {}
     for brain_name, brain in external_brains.items():
-        params = trainer_parameters_for_brain(trainer_config, brain_name)
-        params["summary_path"] = f"{summaries_dir}/{run_id}_{brain_name}"
-        params["model_path"] = f"{model_path}/{brain_name}"
-        params["keep_checkpoints"] = keep_checkpoints
-        trainer_type = params.get("trainer")
-        if trainer_type is None:
-            raise UnityEnvironmentException(
-                f"The trainer config does not say which trainer to use for brain {brain_name}: add "
-                f"'trainer: ppo' (or offline_bc, online_bc) to its section or to the 'default' section."
-            )
-        if trainer_type not in TRAINER_CLASSES:
-            raise UnityEnvironmentException(
-                f"The trainer config contains an unknown trainer type for brain {brain_name}: "
-                f"'{trainer_type}' (known types: {', '.join(TRAINER_CLASSES)})."
-            )
-        trainer_class = _trainer_class(trainer_type, brain_name)
-        if trainer_type == "ppo":
+        if isinstance(trainer_config, TrainerConfig):
+            brain_settings = trainer_config.for_brain(brain_name)
+        else:
+            brain_settings = parse_trainer_settings(merged_section(trainer_config, brain_name), brain_name)
+        settings = brain_settings.with_run_paths(
+            summary_path=f"{summaries_dir}/{run_id}_{brain_name}",
+            model_path=f"{model_path}/{brain_name}",
+            keep_checkpoints=keep_checkpoints,
+        )
+        trainer_class = _trainer_class(settings.trainer, brain_name)
+        if isinstance(settings, PPOSettings):
             reward_buff_cap = 1
             if meta_curriculum is not None and brain_name in meta_curriculum.brains_to_curriculums:
                 reward_buff_cap = meta_curriculum.brains_to_curriculums[brain_name].min_lesson_length
             trainers[brain_name] = trainer_class(
                 brain,
                 reward_buff_cap,
-                params,
+                settings,
                 train_model,
                 load_model,
                 seed,
@@ -206,7 +176,7 @@ def initialize_trainers(
                 multi_gpu,
             )
         else:
-            trainers[brain_name] = trainer_class(brain, params, train_model, load_model, seed, run_id)
+            trainers[brain_name] = trainer_class(brain, settings, train_model, load_model, seed, run_id)
     return trainers
 
 

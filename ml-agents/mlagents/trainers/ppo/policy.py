@@ -23,7 +23,7 @@ Outputs of :meth:`PPOPolicy.evaluate` (numpy, agents on axis 0):
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,7 +36,8 @@ from mlagents.trainers.components.reward_signals import RewardSignal
 from mlagents.trainers.components.reward_signals.reward_signal_factory import create_reward_signal
 from mlagents.trainers.models import EncoderType
 from mlagents.trainers.ppo.models import PPOModel
-from mlagents.trainers.tf_policy import FixedSignatureFunction, TFPolicy, as_bool
+from mlagents.trainers.settings import ConfigSource, PPOSettings
+from mlagents.trainers.tf_policy import FixedSignatureFunction, TFPolicy
 
 LOGGER = logging.getLogger("mlagents.trainers")
 
@@ -48,55 +49,58 @@ class PPOPolicy(TFPolicy):
 
     :param seed: seed of the weights and of the action sampling.
     :param brain: the brain's parameters.
-    :param trainer_params: the brain's hyper-parameters (see the trainer configuration).
+    :param trainer_params: the brain's :class:`~mlagents.trainers.settings.PPOSettings`, or its
+        hyper-parameters as a dict (parsed once here, with the same checks).
     :param is_training: True when learning: the normalizer is updated at every decision.
-    :param load: restore the newest checkpoint of ``model_path`` (also when
-        ``trainer_params["load"]`` is true).
+    :param load: restore the newest checkpoint of ``model_path`` (also when the settings say ``load``).
     :raises UnityPolicyException: invalid memory size, no checkpoint to load, or a checkpoint that
         does not fit.
-    :raises UnityTrainerException: an invalid ``reward_signals`` section.
-    :raises ValueError: an unknown ``vis_encode_type``.
+    :raises UnityTrainerException: a missing or invalid hyper-parameter or ``reward_signals`` section
+        (an unknown ``vis_encode_type`` is also a ``ValueError``).
+    :ivar load: whether the policy was restored from a checkpoint.
     """
+
+    settings: PPOSettings
 
     def __init__(
         self,
         seed: int,
         brain: BrainParameters,
-        trainer_params: dict[str, Any],
+        trainer_params: PPOSettings | Mapping[str, Any],
         is_training: bool,
         load: bool = False,
     ) -> None:
-        super().__init__(seed, brain, trainer_params)
-        reward_signal_configs: dict[str, Any] = dict(trainer_params["reward_signals"])
+        settings = PPOSettings.coerce(trainer_params, ConfigSource(brain.brain_name))
+        super().__init__(seed, brain, settings)
         self.is_training = bool(is_training)
-        load = bool(load) or as_bool(trainer_params.get("load", False))
+        self.load = bool(load) or settings.load
         self.model = PPOModel(
             brain,
-            lr=float(trainer_params["learning_rate"]),
-            h_size=int(float(trainer_params["hidden_units"])),
-            epsilon=float(trainer_params["epsilon"]),
-            beta=float(trainer_params["beta"]),
-            max_step=float(trainer_params["max_steps"]),
+            lr=settings.learning_rate,
+            h_size=settings.hidden_units,
+            epsilon=settings.epsilon,
+            beta=settings.beta,
+            max_step=settings.max_steps,
             normalize=self.normalize,
             use_recurrent=self.use_recurrent,
-            num_layers=int(float(trainer_params["num_layers"])),
+            num_layers=settings.num_layers,
             m_size=self.m_size,
             seed=self.seed,
-            stream_names=list(reward_signal_configs.keys()),
-            vis_encode_type=EncoderType(trainer_params.get("vis_encode_type", "simple")),
+            stream_names=list(settings.reward_signals),
+            vis_encode_type=EncoderType(settings.vis_encode_type),
         )
         self.reward_signals: dict[str, RewardSignal] = {
-            name: create_reward_signal(self, self.model, name, config)
-            for name, config in reward_signal_configs.items()
+            name: create_reward_signal(self, self.model, name, signal_settings)
+            for name, signal_settings in settings.reward_signals.items()
         }
-        if trainer_params.get("pretraining"):
+        if settings.pretraining is not None:
             LOGGER.warning(
                 "Brain %s: the 'pretraining' section is not supported by this version and is ignored.",
                 brain.brain_name,
             )
         self.optimizer = Adam(self.model.trainable_variables)
         self._build_functions()
-        if load:
+        if self.load:
             self._load_graph()
         else:
             self._initialize_graph()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,7 @@ from mlagents.envs.brain import AllBrainInfo, BrainInfo, BrainParameters
 from mlagents.envs.timers import timed
 from mlagents.trainers.ppo.policy import PPOPolicy
 from mlagents.trainers.rl_trainer import RLTrainer, Rows, take_rows
-from mlagents.trainers.tf_policy import as_bool
+from mlagents.trainers.settings import PPOSettings
 
 LOGGER = logging.getLogger("mlagents.trainers")
 
@@ -93,20 +94,25 @@ class PPOTrainer(RLTrainer):
 
     :param brain: the brain's parameters.
     :param reward_buff_cap: capacity of the reward buffer (curriculum ``min_lesson_length``).
-    :param trainer_parameters: the brain's hyper-parameters.
+    :param trainer_parameters: the brain's :class:`~mlagents.trainers.settings.PPOSettings`, or its
+        hyper-parameters as a dict (parsed once here, with the same checks).
     :param training: learn (``--train``) or only act.
-    :param load: restore the newest checkpoint of ``model_path``.
+    :param load: restore the newest checkpoint of ``model_path`` (also when the settings say ``load``).
     :param seed: seed of the policy.
     :param run_id: the run id shown on the console.
     :param multi_gpu: accepted for compatibility; one device is used.
-    :raises UnityTrainerException: a required hyper-parameter is missing or ``reward_signals`` is empty.
+    :raises UnityTrainerException: a required hyper-parameter is missing or invalid, or
+        ``reward_signals`` is empty.
     """
+
+    settings_class = PPOSettings
+    settings: PPOSettings
 
     def __init__(
         self,
         brain: BrainParameters,
         reward_buff_cap: int,
-        trainer_parameters: dict[str, Any],
+        trainer_parameters: PPOSettings | Mapping[str, Any],
         training: bool,
         load: bool,
         seed: int,
@@ -114,43 +120,22 @@ class PPOTrainer(RLTrainer):
         multi_gpu: bool = False,
     ) -> None:
         super().__init__(brain, trainer_parameters, training, run_id, reward_buff_cap)
-        self.param_keys = [
-            "batch_size",
-            "beta",
-            "buffer_size",
-            "epsilon",
-            "hidden_units",
-            "lambd",
-            "learning_rate",
-            "max_steps",
-            "normalize",
-            "num_epoch",
-            "num_layers",
-            "time_horizon",
-            "sequence_length",
-            "summary_freq",
-            "use_recurrent",
-            "summary_path",
-            "memory_size",
-            "model_path",
-            "reward_signals",
-        ]
-        self.check_param_keys()
+        self.settings.require_paths(self.config_source())
         if multi_gpu:
             LOGGER.info(
                 "Brain %s: --multi-gpu is not supported by this version; training on one device.",
                 brain.brain_name,
             )
-        self.load = bool(load) or as_bool(trainer_parameters.get("load", False))
         self.seed = int(seed)
-        self.policy = PPOPolicy(self.seed, brain, trainer_parameters, self.is_training, self.load)
+        self.policy = PPOPolicy(self.seed, brain, self.settings, self.is_training, load)
+        self.load = self.policy.load
         for name in self.policy.reward_signals:
             self.collected_rewards[name] = defaultdict(float)
-        self.time_horizon = int(float(trainer_parameters["time_horizon"]))
-        self.batch_size = int(float(trainer_parameters["batch_size"]))
-        self.buffer_size = int(float(trainer_parameters["buffer_size"]))
-        self.num_epoch = int(float(trainer_parameters["num_epoch"]))
-        self.lambd = float(trainer_parameters["lambd"])
+        self.time_horizon = self.settings.time_horizon
+        self.batch_size = self.settings.batch_size
+        self.buffer_size = self.settings.buffer_size
+        self.num_epoch = self.settings.num_epoch
+        self.lambd = self.settings.lambd
         self.shuffle_rng = np.random.default_rng(self.seed)
 
     # ------------------------------------------------------------------ collection hooks

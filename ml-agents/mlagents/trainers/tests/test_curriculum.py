@@ -117,3 +117,33 @@ def test_meta_curriculum_folder_errors(tmp_path):
         MetaCurriculum(str(tmp_path / "file.json"), RESET_PARAMETERS)
     with pytest.raises(MetaCurriculumError, match="does not exist"):
         MetaCurriculum(str(tmp_path / "nowhere"), RESET_PARAMETERS)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"thresholds": "10"}, "The thresholds of .* must be a list of numbers"),
+        ({"min_lesson_length": 2.5}, "The min_lesson_length of .* must be a whole number, not 2.5"),
+        ({"signal_smoothing": "yes"}, "The signal_smoothing of .* must be true or false"),
+        ({"measure": "steps"}, "The measure of .* must be 'progress' or 'reward', not 'steps'"),
+        (
+            {"parameters": {"param1": [1, 2, "x", 4]}},
+            "The parameter param1 in Curriculum .* must be a list of numbers",
+        ),
+    ],
+)
+def test_curriculum_files_are_checked_without_the_environment(tmp_path, change, message):
+    """mlagents-learn reads the curricula before it launches the environment."""
+    with pytest.raises(CurriculumError, match=message):
+        Curriculum(write_curriculum(tmp_path, "TestBrain.json", dict(TEST_CURRICULUM, **change)), None)
+
+
+def test_reset_parameters_are_checked_once_the_environment_runs(tmp_path):
+    write_curriculum(tmp_path, "BrainA.json", dict(TEST_CURRICULUM, parameters={"unknown": [1, 2, 3, 4]}))
+    meta = MetaCurriculum(str(tmp_path), None)
+    assert meta.brains_to_curriculums["BrainA"].get_config() == {"unknown": 1}
+    with pytest.raises(
+        CurriculumError, match="The parameter unknown in Curriculum .* is not present in the Environment"
+    ):
+        meta.check_reset_parameters(RESET_PARAMETERS)
+    meta.check_reset_parameters({"unknown": 0.0})

@@ -129,26 +129,154 @@ def test_missing_environment_executable(tmp_path, free_port_range):
 needs_basic = pytest.mark.skipif(not BASIC.exists(), reason="the Basic build is missing")
 
 
-@needs_basic
+def write_probe_build(folder):
+    """A stand-in build ``Probe.x86_64`` in ``folder`` that appends its arguments to
+    ``probe-started.txt`` there and exits at once; returns (build, record file)."""
+    record = folder / "probe-started.txt"
+    build = folder / "Probe.x86_64"
+    build.write_text(f'#!/bin/sh\necho "$@" >> "{record}"\nexit 3\n')
+    build.chmod(0o755)
+    return build, record
+
+
+def run_with_probe_build(tmp_path, port, *extra):
+    """mlagents-learn on config.yaml with 4 environments of the probe build; returns (status, stderr)."""
+    build, _ = write_probe_build(tmp_path)
+    status, _, err = run_learn(
+        tmp_path,
+        "config.yaml",
+        "--env",
+        build,
+        "--num-envs=4",
+        "--base-port",
+        port,
+        "--train",
+        "--no-graphics",
+        *extra,
+    )
+    return status, err
+
+
+def test_probe_build_records_its_launch(tmp_path, free_port_range):
+    """The control of the tests below: with a valid configuration the probe build is launched (and
+    the run then fails, the probe being no environment)."""
+    (tmp_path / "config.yaml").write_text(VALID_CONFIG)
+    port = free_port_range(4)
+    status, err = run_with_probe_build(tmp_path, port)
+    assert status == 1, err
+    record = tmp_path / "probe-started.txt"
+    assert record.exists(), err
+    launches = record.read_text().splitlines()
+    assert launches and all("--port" in line for line in launches), launches
+    assert leftovers(range(port, port + 4)) == []
+
+
+CURRICULUM = (
+    '{"measure": "progress", "thresholds": [0.5], "min_lesson_length": 1, "signal_smoothing": false, '
+    '"parameters": {}}'
+)
+
+
 @pytest.mark.parametrize(
-    "config, message",
+    "config, extra, message",
     [
         (
-            "OtherLearning:\n    trainer: ppo\n",
-            "The trainer config has no section for the brain BasicLearning and no 'default' section.",
+            valid_config(trainer="sac"),
+            [],
+            "The trainer config contains an unknown trainer type for the default section: 'sac' "
+            "(known types: ppo) (trainer config config.yaml).",
         ),
-        (valid_config(trainer="sac"), "unknown trainer type for brain BasicLearning: 'sac'"),
-        (valid_config(trainer=None), "does not say which trainer to use for brain BasicLearning"),
+        (
+            valid_config(trainer=None),
+            [],
+            "does not say which trainer to use for the default section (trainer config config.yaml)",
+        ),
         (
             valid_config(batch_size=None),
+            [],
             "The hyper-parameter batch_size could not be found for the "
-            "<class 'mlagents.trainers.ppo.trainer.PPOTrainer'> trainer of brain BasicLearning.",
+            "<class 'mlagents.trainers.ppo.trainer.PPOTrainer'> trainer of the default section "
+            "(trainer config config.yaml).",
+        ),
+        (
+            valid_config(batch_size="many"),
+            [],
+            "UnityTrainerException: The hyper-parameter batch_size of the default section must be a whole "
+            "number of at least 1, not 'many' (trainer config config.yaml).",
+        ),
+        (
+            valid_config() + "BasicLearning:\n  hidden_units: 12.5\n",
+            [],
+            "The hyper-parameter hidden_units of brain BasicLearning must be a whole number of at least 1, "
+            "not 12.5 (trainer config config.yaml).",
+        ),
+        (
+            valid_config(reward_signals={"novelty": {"strength": 1.0, "gamma": 0.9}}),
+            [],
+            "Unknown reward signal type novelty (reward_signals of the default section (trainer config "
+            "config.yaml))",
+        ),
+        (
+            valid_config(reward_signals={"extrinsic": {"strength": 1.0, "gamma": 0.9, "size": 3}}),
+            [],
+            "Unknown parameters given for reward signal extrinsic",
+        ),
+        (
+            valid_config(reward_signals={}),
+            [],
+            "No reward signals were defined. At least one must be used with PPOTrainer",
+        ),
+        (
+            valid_config(use_recurrent=True, memory_size=6),
+            [],
+            "The memory size for the default section is 6 but it must be divisible by 4.",
+        ),
+        (
+            valid_config(trainer="offline_bc"),
+            [],
+            "The trainer type 'offline_bc' asked for the default section is not available in this version",
+        ),
+        (
+            valid_config(trainer="online_bc"),
+            [],
+            "The trainer type 'online_bc' asked for the default section is not available in this version",
+        ),
+        (
+            VALID_CONFIG,
+            ["--curriculum", "curricula"],
+            "There was an error decoding curricula/BasicLearning.json",
         ),
     ],
-    ids=["brain-missing", "unknown-trainer", "no-trainer-key", "missing-hyperparameter"],
+    ids=[
+        "unknown-trainer",
+        "no-trainer-key",
+        "missing-hyperparameter",
+        "batch-size-not-a-number",
+        "fractional-hidden-units",
+        "unknown-reward-signal",
+        "unknown-reward-signal-key",
+        "no-reward-signal",
+        "memory-size",
+        "offline-bc",
+        "online-bc",
+        "malformed-curriculum",
+    ],
 )
-def test_config_errors_found_after_the_environment_started(tmp_path, config, message, free_port_range):
+def test_config_errors_found_before_any_build_starts(tmp_path, free_port_range, config, extra, message):
     (tmp_path / "config.yaml").write_text(config)
+    (tmp_path / "curricula").mkdir()
+    (tmp_path / "curricula" / "BasicLearning.json").write_text(CURRICULUM[:-10])
+    port = free_port_range(4)
+    status, err = run_with_probe_build(tmp_path, port, *extra)
+    assert_one_clear_error(status, err, message)
+    assert not (tmp_path / "probe-started.txt").exists(), "a build was launched"
+    assert leftovers(range(port, port + 4)) == []
+
+
+@needs_basic
+def test_brain_without_configuration_found_after_the_environment_started(tmp_path, free_port_range):
+    """Which brains an environment has is known only once it runs."""
+    (tmp_path / "config.yaml").write_text(valid_config().replace("default:", "OtherLearning:"))
     port = free_port_range(2)
     status, _, err = run_learn(
         tmp_path,
@@ -161,7 +289,9 @@ def test_config_errors_found_after_the_environment_started(tmp_path, config, mes
         "--train",
         "--no-graphics",
     )
-    assert_one_clear_error(status, err, message)
+    assert_one_clear_error(
+        status, err, "The trainer config has no section for the brain BasicLearning and no 'default' section."
+    )
     assert leftovers([port, port + 1]) == []
 
 
@@ -247,4 +377,5 @@ def test_several_runs_a_failing_run_does_not_hang(tmp_path, free_port_range):
     assert "Traceback" not in err
     assert "Run 0: UnityEnvironmentException: The trainer config contains an unknown trainer type" in err
     assert "Training run 0 ended before it started training (exit status 1)" in err
+    assert "Run 1" not in err
     assert leftovers([port, port + 1]) == []

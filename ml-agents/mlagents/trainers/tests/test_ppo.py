@@ -1,4 +1,4 @@
-"""PPO: returns and advantages, losses, action sampling, the trainer loop, checkpoints (trainers §3)."""
+"""PPO: returns and advantages, losses, action sampling, the trainer loop, checkpoints."""
 
 import math
 import os
@@ -118,15 +118,19 @@ def common_batch(rng, n, streams):
 def test_discrete_losses_match_numpy(ppo_params):
     streams = {"extrinsic": {"strength": 1.0, "gamma": 0.99}, "second": {"strength": 0.5, "gamma": 0.9}}
     policy_brain = make_brain(vec=3, actions=(3, 2))
-    # Register a second extrinsic-type signal under another name to get two value heads.
+    # Register a second extrinsic-type signal (its class and its settings) under another name to get
+    # two value heads.
+    from mlagents.trainers import settings
     from mlagents.trainers.components.reward_signals import reward_signal_factory
     from mlagents.trainers.components.reward_signals.extrinsic.signal import ExtrinsicRewardSignal
 
     reward_signal_factory.NAME_TO_CLASS["second"] = ExtrinsicRewardSignal
+    settings.REWARD_SIGNAL_SETTINGS["second"] = settings.ExtrinsicSettings
     try:
         policy = PPOPolicy(0, policy_brain, ppo_params(reward_signals=streams, beta=0.01), True)
     finally:
         del reward_signal_factory.NAME_TO_CLASS["second"]
+        del settings.REWARD_SIGNAL_SETTINGS["second"]
     model = policy.model
     model.global_step.assign(10000)  # schedules at 1/5 of max_steps 5e4
     rng = np.random.default_rng(0)
@@ -672,3 +676,27 @@ def test_inference_only_trainer_keeps_statistics_but_no_update_buffer(ppo_params
     drive(trainer, [make_info(["a"], obs[t], rewards=[1.0], dones=[dones[t]]) for t in range(6)])
     assert len(trainer.training_buffer.update_buffer["actions"]) == 0
     assert trainer.stats["Environment/Cumulative Reward"] == [3.0]
+
+
+def test_trainer_and_policy_share_one_settings_object(ppo_params):
+    from mlagents.trainers.settings import ConfigSource, PPOSettings
+
+    settings = PPOSettings.from_dict(ppo_params(batch_size="4", max_steps="1e3"), ConfigSource("Brain"))
+    trainer = PPOTrainer(make_brain(), 1, settings, True, False, 0, "run")
+    assert trainer.settings is settings and trainer.policy.settings is settings
+    assert trainer.batch_size == 4 and trainer.get_max_steps == 1000.0
+    assert trainer.load is False and trainer.policy.load is False
+    trainer.increment_step(3)
+    trainer.save_model()
+    # load from the argument or from the settings, worked out once (by the policy).
+    loaded = PPOTrainer(make_brain(), 1, settings, True, True, 0, "run")
+    assert loaded.load is True and loaded.policy.get_current_step() == 3
+    from_settings = PPOTrainer(make_brain(), 1, dict(ppo_params(), load=True), True, False, 0, "run")
+    assert from_settings.load is True
+
+
+def test_trainer_without_run_paths_names_the_missing_key(ppo_params):
+    params = ppo_params()
+    del params["summary_path"]
+    with pytest.raises(UnityTrainerException, match="The hyper-parameter summary_path could not be found"):
+        PPOTrainer(make_brain(), 1, params, True, False, 0, "run")

@@ -1,4 +1,4 @@
-"""Reward signals: the factory's errors and the extrinsic signal (trainers §4.1-4.2)."""
+"""Reward signals: the factory's errors and the extrinsic signal."""
 
 import numpy as np
 import pytest

@@ -141,7 +141,7 @@ def test_trainer_type_errors(tmp_path, config, message):
         )
 
 
-# Effective values of every brain of the shipped config (spec trainers-and-cli §2.3-2.4), in the
+# Effective values of every brain of the shipped config (those of the v0.9 trainer_config.yaml), in the
 # column order below; reward_signals as {signal: (strength, gamma[, encoding_size])}.
 COLUMNS = [
     "batch_size",
@@ -263,3 +263,55 @@ def test_shipped_default_section():
         "vis_encode_type": "simple",
         "reward_signals": {"extrinsic": {"strength": 1.0, "gamma": 0.99}},
     }
+
+
+def test_initialize_trainers_from_the_checked_config(tmp_path):
+    from mlagents.trainers.settings import PPOSettings, TrainerConfig
+
+    section = {
+        "trainer": "ppo",
+        "batch_size": 8,
+        "beta": 5.0e-3,
+        "buffer_size": 16,
+        "epsilon": 0.2,
+        "hidden_units": 8,
+        "lambd": 0.95,
+        "learning_rate": 3.0e-4,
+        "max_steps": "5.0e4",
+        "memory_size": 8,
+        "normalize": False,
+        "num_epoch": 2,
+        "num_layers": 1,
+        "time_horizon": 3,
+        "sequence_length": 2,
+        "summary_freq": 1000,
+        "use_recurrent": False,
+        "reward_signals": {"extrinsic": {"strength": 1.0, "gamma": 0.99}},
+    }
+    config = TrainerConfig.from_dict({"default": section}, "config.yaml")
+    trainers = initialize_trainers(
+        config,
+        {"BasicLearning": basic_brain()},
+        str(tmp_path / "s"),
+        "run",
+        str(tmp_path / "m"),
+        3,
+        True,
+        False,
+        0,
+    )
+    trainer = trainers["BasicLearning"]
+    assert isinstance(trainer.settings, PPOSettings)
+    assert trainer.settings.summary_path == f"{tmp_path / 's'}/run_BasicLearning"
+    assert trainer.settings.model_path == f"{tmp_path / 'm'}/BasicLearning"
+    assert trainer.settings.keep_checkpoints == 3
+    assert trainer.policy.settings is trainer.settings
+    assert trainer.get_max_steps == 50000.0
+    assert config.default.summary_path is None  # the checked config itself is not changed
+    assert trainer.parameters["max_steps"] == 50000.0 and trainer.parameters["keep_checkpoints"] == 3
+
+
+def test_bc_trainers_are_not_in_the_trainer_table():
+    from mlagents.trainers.trainer_util import TRAINER_CLASSES
+
+    assert set(TRAINER_CLASSES) == {"ppo"}

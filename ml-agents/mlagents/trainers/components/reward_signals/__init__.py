@@ -1,7 +1,8 @@
 """Reward signals: what a PPO policy is rewarded for, one value head each.
 
 The ``reward_signals`` section of a brain's trainer configuration names the signals
-(``extrinsic``; ``curiosity`` and ``gail`` in later versions) and their hyper-parameters. Each signal
+(``extrinsic``; ``curiosity`` and ``gail`` in later versions) and their hyper-parameters, read into
+:class:`~mlagents.trainers.settings.RewardSignalSettings`. Each signal
 turns a transition ``current_info -> next_info`` into a reward per agent
 (:meth:`RewardSignal.evaluate`); the policy learns a value head per signal with the signal's own
 discount ``gamma``, and the advantages of all signals are averaged.
@@ -48,8 +49,8 @@ class RewardSignal(abc.ABC):
         self.value_name = f"Policy/{short_name} Value Estimate"
         self.policy = policy
         self.policy_model = policy_model
-        self.strength = float(strength)
-        self.gamma = float(gamma)
+        self.strength = strength
+        self.gamma = gamma
         self.use_terminal_states = True
         self.update_dict: dict[str, Any] = {}
         self.stats_name_to_update_name: dict[str, str] = {}

@@ -1,0 +1,824 @@
+"""Typed settings, read and validated once: the command line and each brain's trainer configuration.
+
+:class:`RunOptions` is the parsed ``mlagents-learn`` command line. :class:`TrainerConfig` is the
+whole trainer configuration file, every section parsed into a typed settings object
+(:class:`PPOSettings` for ``trainer: ppo``) with its reward signals
+(:class:`RewardSignalSettings`) and optional ``pretraining`` section (:class:`PretrainingSettings`).
+Numbers are cast, defaults filled in and values checked here, and only here: the trainers, policies
+and reward signals take these objects and use their values as they are. Errors name the hyper-parameter,
+the brain (or section) and, when known, the configuration file.
+
+YAML keys stay those of the v0.9 trainer configuration (see docs/Training-ML-Agents.md); keys a
+trainer does not use are kept in ``extra`` and shown with the hyper-parameters.
+
+New trainer types register their settings class in :data:`TRAINER_SETTINGS`; a behavioural-cloning
+trainer would add a ``PolicySettings`` subclass with ``batches_per_epoch``, ``demo_path`` and
+``brain_to_imitate``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
+
+from mlagents.envs.exception import UnityEnvironmentException
+from mlagents.trainers.exception import TrainerError, UnityPolicyException, UnityTrainerException
+
+__all__ = [
+    "CommandLineError",
+    "ConfigSource",
+    "ExtrinsicSettings",
+    "MissingHyperParameterError",
+    "MissingTrainerTypeError",
+    "PPOSettings",
+    "PolicySettings",
+    "PretrainingSettings",
+    "REWARD_SIGNAL_SETTINGS",
+    "RewardSignalSettings",
+    "RunOptions",
+    "SignalNotAvailableError",
+    "TrainerNotAvailableError",
+    "TRAINER_SETTINGS",
+    "TrainerConfig",
+    "TrainerSettingsError",
+    "TrainerSettings",
+    "VIS_ENCODE_TYPES",
+    "merged_section",
+    "parse_trainer_settings",
+]
+
+
+class CommandLineError(TrainerError):
+    """A command-line value is invalid (not a number, out of range, contradictory flags)."""
+
+
+class TrainerSettingsError(UnityTrainerException, ValueError):
+    """A hyper-parameter has a value of the wrong kind or out of range."""
+
+    #: Reported under the name of the documented class it refines.
+    report_as_parent = True
+
+
+class MissingHyperParameterError(UnityTrainerException):
+    """A required hyper-parameter is missing from a section."""
+
+    #: Reported under the name of the documented class it refines.
+    report_as_parent = True
+
+
+class MissingTrainerTypeError(UnityEnvironmentException):
+    """A section does not say which trainer to use."""
+
+    #: Reported under the name of the documented class it refines.
+    report_as_parent = True
+
+
+class SignalNotAvailableError(UnityTrainerException):
+    """A section asks for a reward signal of the 0.9 toolkit that this version does not provide."""
+
+    #: Reported under the name of the documented class it refines.
+    report_as_parent = True
+
+
+class TrainerNotAvailableError(UnityEnvironmentException):
+    """A section asks for a trainer type of the 0.9 toolkit that this version does not provide."""
+
+    #: Reported under the name of the documented class it refines.
+    report_as_parent = True
+
+
+NOT_AVAILABLE_ERRORS = (SignalNotAvailableError, TrainerNotAvailableError)
+
+
+# ---------------------------------------------------------------------------------------- command line
+
+
+def _optional_str(value: Any) -> str | None:
+    return None if value is None or value == "None" else str(value)
+
+
+def _int_option(options: Mapping[str, Any], name: str, minimum: int | None = None) -> int:
+    value = options[name]
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise CommandLineError(f"{name} must be a whole number, not {value!r}.") from None
+    if minimum is not None and number < minimum:
+        raise CommandLineError(f"{name} must be at least {minimum}, not {number}.")
+    return number
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The ``mlagents-learn`` command line, every flag of v0.9.3, typed and checked.
+
+    Build it with :meth:`from_docopt`; paths that depend on ``--docker-target-name`` and the run
+    index come from :meth:`trainer_config_file`, :meth:`curriculum_dir`, :meth:`model_path` and
+    :meth:`summaries_dir`.
+    """
+
+    trainer_config_path: str
+    env_path: str | None = None
+    curriculum_folder: str | None = None
+    sampler_file_path: str | None = None
+    keep_checkpoints: int = 5
+    lesson: int = 0
+    load_model: bool = False
+    run_id: str = "ppo"
+    num_runs: int = 1
+    save_freq: int = 50000
+    seed: int = -1
+    slow: bool = False
+    train_model: bool = False
+    base_port: int = 5005
+    num_envs: int = 1
+    docker_target_name: str | None = None
+    no_graphics: bool = False
+    debug: bool = False
+    multi_gpu: bool = False
+
+    @classmethod
+    def from_docopt(cls, options: Mapping[str, Any]) -> RunOptions:
+        """Convert docopt's option dict (strings, ``"None"`` for absent values, booleans for flags).
+
+        :raises CommandLineError: a number that is not a whole number or out of range, more than one
+            run or environment without ``--env``, or ports beyond 65535.
+        """
+        run = cls(
+            trainer_config_path=str(options["<trainer-config-path>"]),
+            env_path=_optional_str(options["--env"]),
+            curriculum_folder=_optional_str(options["--curriculum"]),
+            sampler_file_path=_optional_str(options["--sampler"]),
+            keep_checkpoints=_int_option(options, "--keep-checkpoints", 1),
+            lesson=_int_option(options, "--lesson", 0),
+            load_model=bool(options["--load"]),
+            run_id=str(options["--run-id"]),
+            num_runs=_int_option(options, "--num-runs", 1),
+            save_freq=_int_option(options, "--save-freq", 1),
+            seed=_int_option(options, "--seed", -1),
+            slow=bool(options["--slow"]),
+            train_model=bool(options["--train"]),
+            base_port=_int_option(options, "--base-port", 1),
+            num_envs=_int_option(options, "--num-envs", 1),
+            docker_target_name=_optional_str(options["--docker-target-name"]),
+            no_graphics=bool(options["--no-graphics"]),
+            debug=bool(options["--debug"]),
+            multi_gpu=bool(options["--multi-gpu"]),
+        )
+        run.check()
+        return run
+
+    def check(self) -> None:
+        """Check the flag combinations (the numbers are checked when converted).
+
+        :raises CommandLineError: naming the option and what is wrong with it.
+        """
+        if self.env_path is None and self.num_runs > 1:
+            raise CommandLineError(
+                "It is not possible to launch more than one concurrent training session when training from the editor."
+            )
+        if self.env_path is None and self.num_envs > 1:
+            raise CommandLineError(
+                "--num-envs greater than 1 needs an environment executable (--env): the Unity Editor is one instance."
+            )
+        last_port = self.base_port + self.num_runs * self.num_envs - 1
+        if last_port > 65535:
+            raise CommandLineError(
+                f"--base-port is too high: the runs would need ports up to {last_port} (max 65535)."
+            )
+
+    @property
+    def fast_simulation(self) -> bool:
+        """Reset the environments in training mode (no ``--slow``)."""
+        return not self.slow
+
+    def trainer_config_file(self) -> str:
+        """The trainer configuration path (inside the docker volume with ``--docker-target-name``)."""
+        if self.docker_target_name is None:
+            return self.trainer_config_path
+        return f"/{self.docker_target_name}/{self.trainer_config_path}"
+
+    def curriculum_dir(self) -> str | None:
+        """The curriculum folder (inside the docker volume with ``--docker-target-name``), or None."""
+        if self.curriculum_folder is None or self.docker_target_name is None:
+            return self.curriculum_folder
+        return f"/{self.docker_target_name}/{self.curriculum_folder}"
+
+    def model_path(self, sub_id: int) -> str:
+        """The models folder of run ``sub_id``: ``./models/<run-id>-<sub_id>``."""
+        if self.docker_target_name is None:
+            return f"./models/{self.run_id}-{sub_id}"
+        return f"/{self.docker_target_name}/models/{self.run_id}-{sub_id}"
+
+    def summaries_dir(self) -> str:
+        """The TensorBoard summaries folder: ``./summaries``."""
+        if self.docker_target_name is None:
+            return "./summaries"
+        return f"/{self.docker_target_name}/summaries"
+
+
+# ---------------------------------------------------------------------------------------- where a value comes from
+
+
+@dataclass(frozen=True)
+class ConfigSource:
+    """Where a section of hyper-parameters comes from, for error messages.
+
+    :param section: the brain name, or ``"default"`` for the default section.
+    :param path: the configuration file, when known.
+    :param trainer_class: dotted name of the trainer class that reads the section.
+    """
+
+    section: str
+    path: str | None = None
+    trainer_class: str = "mlagents.trainers.ppo.trainer.PPOTrainer"
+
+    @property
+    def where(self) -> str:
+        return "the default section" if self.section == "default" else f"brain {self.section}"
+
+    @property
+    def in_file(self) -> str:
+        return f" (trainer config {self.path})" if self.path else ""
+
+    @property
+    def trainer_label(self) -> str:
+        """The trainer class as Python prints it: ``<class 'module.Class'>``."""
+        return f"<class '{self.trainer_class}'>"
+
+    @property
+    def trainer_name(self) -> str:
+        return self.trainer_class.rsplit(".", 1)[-1]
+
+    def missing(self, key: str) -> MissingHyperParameterError:
+        return MissingHyperParameterError(
+            f"The hyper-parameter {key} could not be found for the {self.trainer_label} trainer of "
+            f"{self.where}{self.in_file}."
+        )
+
+    def invalid(self, key: str, expected: str, value: Any) -> TrainerSettingsError:
+        return TrainerSettingsError(
+            f"The hyper-parameter {key} of {self.where} must be {expected}, not {value!r}{self.in_file}."
+        )
+
+
+# ---------------------------------------------------------------------------------------- casts
+
+Cast = Callable[[Any, str, ConfigSource], Any]
+
+
+def _as_number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def real(minimum: float | None = None, maximum: float | None = None) -> Cast:
+    """A float (YAML may give ``"5.0e4"`` as a string) within ``[minimum, maximum]``."""
+    expected = "a number"
+    if minimum is not None and maximum is not None:
+        expected = f"a number from {minimum:g} to {maximum:g}"
+    elif minimum is not None:
+        expected = f"a number of at least {minimum:g}"
+
+    def cast(value: Any, key: str, source: ConfigSource) -> float:
+        number = _as_number(value)
+        if (
+            number is None
+            or not math.isfinite(number)
+            or (minimum is not None and number < minimum)
+            or (maximum is not None and number > maximum)
+        ):
+            raise source.invalid(key, expected, value)
+        return number
+
+    return cast
+
+
+def whole(minimum: int | None = None) -> Cast:
+    """A whole number (``64``, ``64.0``, ``"6.4e1"``) of at least ``minimum``."""
+    expected = "a whole number" if minimum is None else f"a whole number of at least {minimum}"
+
+    def cast(value: Any, key: str, source: ConfigSource) -> int:
+        number = _as_number(value)
+        if number is None or not math.isfinite(number) or number != int(number):
+            raise source.invalid(key, expected, value)
+        if minimum is not None and number < minimum:
+            raise source.invalid(key, expected, value)
+        return int(number)
+
+    return cast
+
+
+def flag(value: Any, key: str, source: ConfigSource) -> bool:
+    """true/false (also the strings "true"/"false", "yes"/"no", "on"/"off", "1"/"0")."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("true", "yes", "on", "1"):
+            return True
+        if text in ("false", "no", "off", "0"):
+            return False
+    raise source.invalid(key, "true or false", value)
+
+
+def text(value: Any, key: str, source: ConfigSource) -> str:
+    """A string (numbers are accepted and written out)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    raise source.invalid(key, "a string", value)
+
+
+def one_of(*choices: str) -> Cast:
+    def cast(value: Any, key: str, source: ConfigSource) -> str:
+        if value not in choices:
+            raise source.invalid(key, "one of " + ", ".join(choices), value)
+        return str(value)
+
+    return cast
+
+
+def _setting(cast: Cast, default: Any = dataclasses.MISSING) -> Any:
+    """A dataclass field read from the YAML key of the same name with ``cast``; required without default."""
+    return field(default=default, metadata={"cast": cast})
+
+
+S = TypeVar("S", bound="TrainerSettings")
+
+
+def _parse_fields(
+    cls: type, params: Mapping[str, Any], source: ConfigSource, on_missing: Callable[[str], Exception]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(field values, extra keys) of ``cls`` read from ``params``."""
+    values: dict[str, Any] = {}
+    known: set[str] = set()
+    for f in dataclasses.fields(cls):
+        cast = f.metadata.get("cast")
+        if cast is None:
+            continue
+        known.add(f.name)
+        if f.name in params:
+            values[f.name] = cast(params[f.name], f.name, source)
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise on_missing(f.name)
+    extra = {key: value for key, value in params.items() if key not in known}
+    return values, extra
+
+
+# ---------------------------------------------------------------------------------------- reward signals
+
+
+@dataclass(frozen=True, kw_only=True)
+class RewardSignalSettings:
+    """Hyper-parameters of one reward signal (the ``extrinsic`` signal: strength and gamma).
+
+    Signals with more hyper-parameters subclass it and register in :data:`REWARD_SIGNAL_SETTINGS`.
+    """
+
+    signal_class: ClassVar[str] = "RewardSignal"
+
+    name: str
+    strength: float = _setting(real())
+    gamma: float = _setting(real(0.0, 1.0))
+
+    @classmethod
+    def from_dict(
+        cls, name: str, config: Mapping[str, Any] | None, source: ConfigSource | None = None
+    ) -> RewardSignalSettings:
+        """Parse the section of the signal ``name`` (``reward_signals: {name: config}``).
+
+        :raises UnityTrainerException: unknown signal ("Unknown reward signal type <name>"), a
+            missing hyper-parameter, an unexpected one ("Unknown parameters given for reward signal
+            <name>"), or a value of the wrong kind.
+        """
+        context = (
+            f" (reward_signals of {source.where}{source.in_file})"
+            if source is not None and source.section
+            else ""
+        )
+        settings_class = REWARD_SIGNAL_SETTINGS.get(name)
+        if settings_class is None:
+            if name in SIGNALS_NOT_YET_AVAILABLE:
+                raise SignalNotAvailableError(
+                    f"Unknown reward signal type {name}: the {name} reward signal is not available in this "
+                    f"version; available signals: {', '.join(REWARD_SIGNAL_SETTINGS)}{context}."
+                )
+            raise UnityTrainerException(f"Unknown reward signal type {name}{context}")
+        if config is not None and not isinstance(config, Mapping):
+            raise TrainerSettingsError(
+                f"The reward signal {name} must be a mapping of hyper-parameters, not {config!r}{context}."
+            )
+        signal_source = source or ConfigSource("")
+
+        def missing(key: str) -> Exception:
+            return MissingHyperParameterError(
+                f"The hyper-parameter {key} could not be found for {settings_class.signal_class}{context}."
+            )
+
+        values, extra = _parse_fields(settings_class, config or {}, signal_source, missing)
+        if extra:
+            raise TrainerSettingsError(f"Unknown parameters given for reward signal {name}{context}")
+        return settings_class(name=name, **values)
+
+    def signal_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of the signal's constructor (every hyper-parameter but the name)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "name"}
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.signal_kwargs()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExtrinsicSettings(RewardSignalSettings):
+    """The environment's reward: ``strength`` and ``gamma``."""
+
+    signal_class: ClassVar[str] = "ExtrinsicRewardSignal"
+
+
+REWARD_SIGNAL_SETTINGS: dict[str, type[RewardSignalSettings]] = {"extrinsic": ExtrinsicSettings}
+"""Reward signal name -> its settings class (the signal classes are in ``components/reward_signals``)."""
+
+SIGNALS_NOT_YET_AVAILABLE = ("curiosity", "gail")
+"""Signals of the 0.9 toolkit that this version does not provide yet."""
+
+
+def parse_reward_signals(value: Any, source: ConfigSource) -> dict[str, RewardSignalSettings]:
+    if value is None or (isinstance(value, Mapping) and len(value) == 0):
+        raise UnityTrainerException(
+            f"No reward signals were defined. At least one must be used with {source.trainer_name}"
+            + (f" ({source.where}{source.in_file})." if source.path else ".")
+        )
+    if not isinstance(value, Mapping):
+        raise source.invalid("reward_signals", "a mapping of signal names to their hyper-parameters", value)
+    return {
+        str(name): RewardSignalSettings.from_dict(str(name), config, source) for name, config in value.items()
+    }
+
+
+# ---------------------------------------------------------------------------------------- pretraining
+
+
+@dataclass(frozen=True, kw_only=True)
+class PretrainingSettings:
+    """The ``pretraining`` section of a PPO brain: behavioural cloning from demonstrations.
+
+    ``batch_size`` and ``num_epoch`` default to the PPO values (None here).
+    """
+
+    demo_path: str = _setting(text)
+    strength: float = _setting(real(0.0))
+    steps: int = _setting(whole(0))
+    batch_size: int | None = _setting(whole(1), None)
+    num_epoch: int | None = _setting(whole(1), None)
+    samples_per_update: int = _setting(whole(0), 0)
+
+    @classmethod
+    def from_dict(cls, value: Any, source: ConfigSource) -> PretrainingSettings | None:
+        if value is None or (isinstance(value, Mapping) and len(value) == 0):
+            return None
+        if not isinstance(value, Mapping):
+            raise source.invalid("pretraining", "a mapping of hyper-parameters", value)
+
+        def missing(key: str) -> Exception:
+            return MissingHyperParameterError(
+                f"The required pre-training hyper-parameter {key} was not defined for {source.where}"
+                f"{source.in_file}. Please check your trainer YAML file."
+            )
+
+        values, extra = _parse_fields(cls, value, source, missing)
+        if extra:
+            raise TrainerSettingsError(
+                f"Unknown pre-training hyper-parameters {', '.join(map(str, extra))} for {source.where}{source.in_file}."
+            )
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+# ---------------------------------------------------------------------------------------- trainers
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainerSettings:
+    """What every trainer reads: the step budget, the summary period and where it writes.
+
+    ``summary_path``, ``model_path`` and ``keep_checkpoints`` are set per run by
+    :func:`mlagents.trainers.trainer_util.initialize_trainers`; ``load`` is an optional flag that
+    restores the brain's checkpoint like ``--load``.
+    """
+
+    trainer: str = "ppo"
+    max_steps: float = _setting(real(0.0))
+    summary_freq: int = _setting(whole())
+    summary_path: str | None = _setting(text, None)
+    model_path: str | None = _setting(text, None)
+    keep_checkpoints: int = _setting(whole(1), 5)
+    load: bool = _setting(flag, False)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls: type[S], params: Mapping[str, Any], source: ConfigSource) -> S:
+        """Parse one brain's merged hyper-parameters.
+
+        :raises MissingHyperParameterError: a required key is missing.
+        :raises TrainerSettingsError: a value of the wrong kind or out of range.
+        :raises UnityTrainerException, UnityPolicyException: an inconsistent section (no reward
+            signal, an invalid memory size).
+        """
+        if not isinstance(params, Mapping):
+            raise TrainerSettingsError(f"The section of {source.where} must be a mapping{source.in_file}.")
+        values, extra = _parse_fields(cls, params, source, source.missing)
+        values.update(cls._parse_sections(params, source))
+        extra = {
+            key: value for key, value in extra.items() if key not in cls._sections() and key != "trainer"
+        }
+        settings = cls(trainer=str(params.get("trainer", cls.default_trainer())), extra=extra, **values)
+        settings.check(source)
+        return settings
+
+    @classmethod
+    def coerce(cls: type[S], params: TrainerSettings | Mapping[str, Any], source: ConfigSource) -> S:
+        """``params`` if it is already of this class, else parsed with :meth:`from_dict`."""
+        if isinstance(params, cls):
+            return params
+        if isinstance(params, TrainerSettings):
+            raise TypeError(f"{cls.__name__} expected, got {type(params).__name__}")
+        return cls.from_dict(params, source)
+
+    @classmethod
+    def default_trainer(cls) -> str:
+        return "ppo"
+
+    @classmethod
+    def _sections(cls) -> tuple[str, ...]:
+        """Keys holding nested sections, parsed by :meth:`_parse_sections`."""
+        return ()
+
+    @classmethod
+    def _parse_sections(cls, params: Mapping[str, Any], source: ConfigSource) -> dict[str, Any]:
+        return {}
+
+    def check(self, source: ConfigSource) -> None:
+        """Checks across several values (none at this level)."""
+
+    def require_paths(self, source: ConfigSource) -> None:
+        """:raises MissingHyperParameterError: ``summary_path`` or ``model_path`` was not set."""
+        for key in ("summary_path", "model_path"):
+            if getattr(self, key) is None:
+                raise source.missing(key)
+
+    def with_run_paths(self: S, summary_path: str, model_path: str, keep_checkpoints: int) -> S:
+        """A copy with the paths and checkpoint count of one run."""
+        return dataclasses.replace(
+            self, summary_path=summary_path, model_path=model_path, keep_checkpoints=keep_checkpoints
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The hyper-parameters under their YAML keys (typed values; unused keys as given)."""
+        result: dict[str, Any] = {"trainer": self.trainer}
+        for f in dataclasses.fields(self):
+            if f.name in ("trainer", "extra"):
+                continue
+            value = getattr(self, f.name)
+            if value is None and f.name in ("summary_path", "model_path", "pretraining"):
+                continue
+            if isinstance(value, Mapping):
+                value = {
+                    key: item.to_dict() if hasattr(item, "to_dict") else item for key, item in value.items()
+                }
+            elif hasattr(value, "to_dict"):
+                value = value.to_dict()
+            result[f.name] = value
+        result.update(self.extra)
+        return result
+
+
+@dataclass(frozen=True, kw_only=True)
+class PolicySettings(TrainerSettings):
+    """What a TensorFlow policy reads: the network shape, memory and learning rate."""
+
+    batch_size: int = _setting(whole(1))
+    hidden_units: int = _setting(whole(1))
+    learning_rate: float = _setting(real(0.0))
+    memory_size: int = _setting(whole(0))
+    num_layers: int = _setting(whole())
+    sequence_length: int = _setting(whole(1))
+    use_recurrent: bool = _setting(flag)
+    normalize: bool = _setting(flag, False)
+
+    def check(self, source: ConfigSource) -> None:
+        if self.use_recurrent and self.memory_size == 0:
+            raise UnityPolicyException(
+                f"The memory size for {source.where} is 0 even though the trainer uses recurrent.{source.in_file}"
+            )
+        if self.use_recurrent and self.memory_size % 4 != 0:
+            raise UnityPolicyException(
+                f"The memory size for {source.where} is {self.memory_size} but it must be divisible by 4."
+                f"{source.in_file}"
+            )
+
+
+VIS_ENCODE_TYPES = ("simple", "nature_cnn", "resnet")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PPOSettings(PolicySettings):
+    """The hyper-parameters of a ``trainer: ppo`` brain (see docs/Training-PPO.md)."""
+
+    trainer_class: ClassVar[str] = "mlagents.trainers.ppo.trainer.PPOTrainer"
+
+    beta: float = _setting(real(0.0))
+    buffer_size: int = _setting(whole(1))
+    epsilon: float = _setting(real(0.0))
+    lambd: float = _setting(real(0.0, 1.0))
+    normalize: bool = _setting(flag)
+    num_epoch: int = _setting(whole(1))
+    time_horizon: int = _setting(whole(1))
+    vis_encode_type: str = _setting(one_of(*VIS_ENCODE_TYPES), "simple")
+    reward_signals: Mapping[str, RewardSignalSettings] = field(default_factory=dict)
+    pretraining: PretrainingSettings | None = None
+
+    @classmethod
+    def _sections(cls) -> tuple[str, ...]:
+        return ("reward_signals", "pretraining")
+
+    @classmethod
+    def _parse_sections(cls, params: Mapping[str, Any], source: ConfigSource) -> dict[str, Any]:
+        if "reward_signals" not in params:
+            raise source.missing("reward_signals")
+        return {
+            "reward_signals": parse_reward_signals(params["reward_signals"], source),
+            "pretraining": PretrainingSettings.from_dict(params.get("pretraining"), source),
+        }
+
+
+TRAINER_SETTINGS: dict[str, type[TrainerSettings]] = {"ppo": PPOSettings}
+"""Trainer type (the ``trainer`` key) -> its settings class."""
+
+TRAINERS_NOT_YET_AVAILABLE = ("offline_bc", "online_bc")
+"""Trainer types of the 0.9 toolkit that this version does not provide yet."""
+
+
+# ---------------------------------------------------------------------------------------- the file
+
+
+def merged_section(trainer_config: Mapping[str, Any], brain_name: str) -> dict[str, Any]:
+    """The merged hyper-parameters of ``brain_name``: ``default`` updated with the brain's section.
+
+    The update is shallow (a brain's ``reward_signals`` replaces the default one as a whole), and a
+    section may name another section to reuse (``MyBrain: OtherBrain``).
+
+    :raises UnityEnvironmentException: the config has neither a ``default`` nor a ``brain_name``
+        section, a section is not a mapping, or a section alias names a missing section / loops.
+    """
+    default = trainer_config.get("default")
+    if default is not None and not isinstance(default, dict):
+        raise UnityEnvironmentException(
+            "The 'default' section of the trainer config must be a mapping of hyper-parameters."
+        )
+    if default is None and brain_name not in trainer_config:
+        raise UnityEnvironmentException(
+            f"The trainer config has no section for the brain {brain_name} and no 'default' section. "
+            f"Add a '{brain_name}:' section or a 'default:' section."
+        )
+    params: dict[str, Any] = dict(default or {})
+    if brain_name in trainer_config:
+        key: Any = brain_name
+        seen = [key]
+        while not isinstance(trainer_config[key], dict):
+            alias = trainer_config[key]
+            if alias is None:
+                raise UnityEnvironmentException(
+                    f"The section {key} of the trainer config is empty: give it hyper-parameters or "
+                    f"remove it to use the 'default' section."
+                )
+            if alias not in trainer_config:
+                raise UnityEnvironmentException(
+                    f"The section {key} of the trainer config refers to the section {alias}, which does not exist."
+                )
+            if alias in seen:
+                raise UnityEnvironmentException(
+                    f"The sections {' -> '.join(map(str, seen + [alias]))} of the trainer config refer to each other "
+                    f"in a loop."
+                )
+            seen.append(alias)
+            key = alias
+        params.update(trainer_config[key])
+    return params
+
+
+def parse_trainer_settings(
+    params: Mapping[str, Any], section: str, path: str | None = None
+) -> TrainerSettings:
+    """The typed settings of one merged section, by its ``trainer`` type.
+
+    :param params: the merged hyper-parameters (:func:`merged_section`).
+    :param section: the brain name (``"default"`` for the default section alone).
+    :param path: the configuration file, named in errors.
+    :raises UnityEnvironmentException: no ``trainer`` key, an unknown trainer type or one that is
+        not available in this version.
+    :raises UnityTrainerException, UnityPolicyException: see :meth:`TrainerSettings.from_dict`.
+    """
+    where = "the default section" if section == "default" else f"brain {section}"
+    in_file = f" (trainer config {path})" if path else ""
+    trainer_type = params.get("trainer")
+    if trainer_type is None:
+        raise MissingTrainerTypeError(
+            f"The trainer config does not say which trainer to use for {where}{in_file}: add "
+            f"'trainer: ppo' to its section or to the 'default' section."
+        )
+    if trainer_type in TRAINERS_NOT_YET_AVAILABLE:
+        raise TrainerNotAvailableError(
+            f"The trainer type '{trainer_type}' asked for {where} is not available in this version"
+            f"{in_file}; available trainer types: {', '.join(TRAINER_SETTINGS)}."
+        )
+    settings_class = TRAINER_SETTINGS.get(str(trainer_type)) if isinstance(trainer_type, str) else None
+    if settings_class is None:
+        raise UnityEnvironmentException(
+            f"The trainer config contains an unknown trainer type for {where}: "
+            f"'{trainer_type}' (known types: {', '.join(TRAINER_SETTINGS)}){in_file}."
+        )
+    trainer_class = getattr(settings_class, "trainer_class", "mlagents.trainers.trainer.Trainer")
+    return settings_class.from_dict(params, ConfigSource(section, path, trainer_class))
+
+
+@dataclass(frozen=True)
+class TrainerConfig:
+    """A whole trainer configuration file, every section parsed and checked.
+
+    Build it with :meth:`from_dict` before any environment starts; :meth:`for_brain` then gives
+    each brain its settings. Any error in any section stops :meth:`from_dict`, with two exceptions
+    that depend on which brains the environment has: a brain section asking for a trainer type or
+    reward signal this version does not provide (the shipped ``trainer_config.yaml`` gives the
+    Pyramids brains the ``curiosity`` signal) fails only when that brain is trained; and a
+    ``default`` section that is incomplete while brain sections complete it fails only for a brain
+    that uses it alone.
+
+    :ivar raw: the file's mapping as read.
+    :ivar path: the file, named in errors.
+    :ivar sections: section name -> settings of that section merged with ``default``.
+    :ivar default: the settings of the ``default`` section alone (None without one).
+    :ivar unavailable: section name -> the error of a section that asks for what is not available.
+    """
+
+    raw: Mapping[str, Any]
+    path: str | None = None
+    sections: Mapping[str, TrainerSettings] = field(default_factory=dict)
+    default: TrainerSettings | None = None
+    unavailable: Mapping[str, Exception] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any], path: str | None = None) -> TrainerConfig:
+        """Parse every section of ``raw`` (see :func:`parse_trainer_settings` for the errors)."""
+        if isinstance(raw, TrainerConfig):
+            return raw
+        names = [str(name) for name in raw if name != "default"]
+        sections: dict[str, TrainerSettings] = {}
+        unavailable: dict[str, Exception] = {}
+        for name in names:
+            try:
+                sections[name] = parse_trainer_settings(merged_section(raw, name), name, path)
+            except NOT_AVAILABLE_ERRORS as error:
+                unavailable[name] = error
+        default = None
+        if raw.get("default") is not None:
+            try:
+                default = parse_trainer_settings(merged_section(raw, "default"), "default", path)
+            except (MissingHyperParameterError, MissingTrainerTypeError):
+                if not names:
+                    raise
+        elif "default" in raw:
+            merged_section(raw, "default")  # raises for a default section that is not a mapping
+        return cls(raw=raw, path=path, sections=sections, default=default, unavailable=unavailable)
+
+    def for_brain(self, brain_name: str) -> TrainerSettings:
+        """The settings of ``brain_name``: its section's, or the default section's.
+
+        :raises UnityEnvironmentException: no section for the brain and no default section, or its
+            trainer type is not available.
+        :raises UnityTrainerException: the default section alone is incomplete, or the brain's reward
+            signal is not available.
+        """
+        if brain_name in self.unavailable:
+            raise self.unavailable[brain_name]
+        if brain_name in self.sections:
+            return self.sections[brain_name]
+        if self.default is not None:
+            return self.default
+        return parse_trainer_settings(merged_section(self.raw, brain_name), brain_name, self.path)
