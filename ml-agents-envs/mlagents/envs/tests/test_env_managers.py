@@ -18,7 +18,7 @@ from mlagents.envs.exception import (
 from mlagents.envs.mock_communicator import MockCommunicator
 from mlagents.envs.policy import Policy
 from mlagents.envs.simple_env_manager import SimpleEnvManager
-from mlagents.envs.subprocess_env_manager import WorkerError
+from mlagents.envs.env_worker import WorkerError
 from mlagents.envs.timers import get_timer_tree, reset_timers
 
 BASIC_BUILD = Path(__file__).resolve().parents[4] / "example-envs" / "builds" / "Basic.x86_64"
