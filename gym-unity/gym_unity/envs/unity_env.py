@@ -18,7 +18,6 @@ from gym_unity.envs.core import ActionSpace, LaunchOptions, UnityGymCore
 from gym_unity.envs.exception import UnityGymException
 from mlagents.envs.brain import BrainInfo
 
-logging.basicConfig(level=logging.INFO)
 logger = logging.getLogger("gym_unity")
 
 __all__ = ["UnityEnv", "UnityGymException", "ActionFlattener"]

@@ -115,11 +115,38 @@ def _raise_system_exit(signum: int, frame: Any) -> None:
     raise SystemExit(128 + signum)
 
 
+class LoggingSetup(NamedTuple):
+    """How the manager's process shows log records, for a worker process to show its own alike.
+
+    A spawned worker starts with logging unconfigured: without this, what its environment logs
+    (e.g. "'Basic' started successfully!", "Academy reset with parameters: ...") would be lost
+    although the application (``mlagents-learn``) configured logging to show it.
+    """
+
+    root_level: int
+    logger_levels: dict[str, int]
+
+    @staticmethod
+    def of_this_process() -> "LoggingSetup | None":
+        """The setup of this process, or None when the application did not configure logging."""
+        if not logging.root.handlers:
+            return None
+        names = ("mlagents.envs", "mlagents.trainers")
+        return LoggingSetup(logging.root.level, {name: logging.getLogger(name).level for name in names})
+
+    def apply(self) -> None:
+        """Configure this process's logging alike (a process already configured keeps its handlers)."""
+        logging.basicConfig(level=self.root_level)
+        for name, level in self.logger_levels.items():
+            logging.getLogger(name).setLevel(level)
+
+
 def worker(
     parent_conn: Connection,
     step_queue: "multiprocessing.Queue[EnvironmentResponse]",
     pickled_env_factory: bytes,
     worker_id: int,
+    logging_setup: LoggingSetup | None = None,
 ) -> None:
     """Body of worker process ``worker_id``: create the environment, then serve commands until
     ``"close"``. The environment is closed on every way out.
@@ -128,7 +155,10 @@ def worker(
     :param step_queue: the queue shared by all workers for ``"step"`` results.
     :param pickled_env_factory: ``cloudpickle.dumps`` of a callable ``worker_id -> environment``.
     :param worker_id: this worker's index (the factory uses it for the port: base_port + worker_id).
+    :param logging_setup: the manager's logging setup, applied here first (None: leave logging as is).
     """
+    if logging_setup is not None:
+        logging_setup.apply()
     # terminate() from the manager then still runs the finally block, which ends the build process.
     signal.signal(signal.SIGTERM, _raise_system_exit)
     env: BaseUnityEnvironment | None = None

@@ -39,7 +39,13 @@ from mlagents.envs.communicator_objects import CustomResetParameters
 from mlagents.envs.env_manager import EnvManager, StepBatch, StepInfo
 
 # The worker side lives in env_worker; its names stay importable from here, as in ML-Agents 0.9.
-from mlagents.envs.env_worker import EnvironmentCommand, EnvironmentResponse, StepResponse, WorkerError
+from mlagents.envs.env_worker import (
+    EnvironmentCommand,
+    EnvironmentResponse,
+    LoggingSetup,
+    StepResponse,
+    WorkerError,
+)
 from mlagents.envs.exception import UnityCommunicationException
 from mlagents.envs.step_batching import StepBatcher
 from mlagents.envs.timers import TimerNode, hierarchical_timer, timed
@@ -253,7 +259,7 @@ class SubprocessEnvManager(EnvManager):
         parent_conn, child_conn = context.Pipe()
         process = context.Process(
             target=worker_process.worker,
-            args=(child_conn, step_queue, pickled_env_factory, worker_id),
+            args=(child_conn, step_queue, pickled_env_factory, worker_id, LoggingSetup.of_this_process()),
             name=f"UnityEnvWorker-{worker_id}",
             daemon=True,
         )
