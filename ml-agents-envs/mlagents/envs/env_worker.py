@@ -209,12 +209,12 @@ def worker(
     except (SystemExit, _ManagerGone):
         pass  # terminated by the manager, or the manager went away
     except BaseException as exc:
-        error = EnvironmentResponse("env_error", worker_id, WorkerError.from_exception(exc))
+        report = EnvironmentResponse("env_error", worker_id, WorkerError.from_exception(exc))
         if command_name == "step":
-            _put_quietly(step_queue, error)
+            _put_quietly(step_queue, report)
         else:
             try:
-                parent_conn.send(error)
+                parent_conn.send(report)
             except (BrokenPipeError, EOFError, OSError):
                 pass
     finally:

@@ -11,7 +11,12 @@ from typing import Any
 import numpy as np
 
 from mlagents.envs import wire
-from mlagents.envs.base_unity_environment import BaseUnityEnvironment
+from mlagents.envs.base_unity_environment import (
+    BaseUnityEnvironment,
+    StepCustomActions,
+    StepTexts,
+    StepValues,
+)
 from mlagents.envs.brain import AllBrainInfo, BrainParameters
 from mlagents.envs.communicator import API_VERSION, COMPATIBLE_API_VERSIONS, Communicator
 from mlagents.envs.communicator_objects import (
@@ -100,7 +105,7 @@ class UnityEnvironment(BaseUnityEnvironment):
         self._buffer_size = 12000
         self._version_ = API_VERSION
         self._loaded = False
-        self.proc1: subprocess.Popen | None = None
+        self.proc1: subprocess.Popen[bytes] | None = None
         self.worker_id = worker_id
         self.timeout_wait = timeout_wait
         self.exchange_timeout = exchange_timeout
@@ -352,11 +357,11 @@ class UnityEnvironment(BaseUnityEnvironment):
     @timed
     def step(
         self,
-        vector_action: Any = None,
-        memory: Any = None,
-        text_action: Any = None,
-        value: Any = None,
-        custom_action: Any = None,
+        vector_action: StepValues = None,
+        memory: StepValues = None,
+        text_action: StepTexts = None,
+        value: StepValues = None,
+        custom_action: StepCustomActions = None,
     ) -> AllBrainInfo:
         """Apply actions to the agents of the last decision and return the next decision.
 
@@ -509,7 +514,7 @@ class UnityEnvironment(BaseUnityEnvironment):
         if isinstance(arr, np.ndarray):
             arr = arr.tolist()
         if len(arr) == 0:
-            return arr
+            return []
         if isinstance(arr[0], np.ndarray):
             arr = [item for sublist in arr for item in sublist.tolist()]
         if isinstance(arr[0], list):
@@ -534,7 +539,7 @@ class UnityEnvironment(BaseUnityEnvironment):
     def _update_state(self, outputs: UnityOutput) -> AllBrainInfo:
         state, self._global_done = self._get_state(outputs.rl_output)
         for brain_name in self._external_brain_names:
-            self._n_agents[brain_name] = len(state[brain_name].agents) if brain_name in state else 0
+            self._n_agents[brain_name] = len(state[brain_name].agents or []) if brain_name in state else 0
         return state
 
     def _get_state(self, output: UnityRLOutput) -> tuple[AllBrainInfo, bool]:

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from multiprocessing.connection import wait as wait_for_objects
-from multiprocessing.context import BaseContext
+from multiprocessing.context import DefaultContext, ForkContext, ForkServerContext, SpawnContext
 from multiprocessing.process import BaseProcess
 from typing import Any, NoReturn
 
@@ -61,6 +61,26 @@ __all__ = [
 ]
 
 logger = logging.getLogger("mlagents.envs")
+
+#: A multiprocessing context: how worker processes are started.
+ProcessContext = DefaultContext | SpawnContext | ForkContext | ForkServerContext
+
+
+def process_context(start_method: str | None) -> ProcessContext:
+    """The multiprocessing context of ``start_method`` (None: the platform's default).
+
+    :raises ValueError: an unknown start method.
+    """
+    if start_method is None:
+        return multiprocessing.get_context()
+    if start_method == "spawn":
+        return multiprocessing.get_context("spawn")
+    if start_method == "fork":
+        return multiprocessing.get_context("fork")
+    if start_method == "forkserver":
+        return multiprocessing.get_context("forkserver")
+    raise ValueError(f"Unknown multiprocessing start method {start_method!r}")
+
 
 #: The body of a worker process (see :func:`mlagents.envs.env_worker.worker`).
 worker = worker_process.worker
@@ -131,7 +151,8 @@ class UnityEnvWorker:
             while self.conn.poll(0):
                 response: EnvironmentResponse = self.conn.recv()
                 if response.name == "env_error":
-                    return response.payload.to_exception(self.worker_id)
+                    error: WorkerError = response.payload
+                    return error.to_exception(self.worker_id)
         except (BrokenPipeError, EOFError, OSError):
             pass
         return None
@@ -233,7 +254,7 @@ class SubprocessEnvManager(EnvManager):
         self._batcher = StepBatcher()
         self._step_responses: list[EnvironmentResponse] = []
         self.env_workers: list[UnityEnvWorker] = []
-        context = multiprocessing.get_context(start_method)
+        context = process_context(start_method)
         self.step_queue: multiprocessing.Queue[EnvironmentResponse] = context.Queue()
         pickled_env_factory = cloudpickle.dumps(env_factory)
         try:
@@ -252,10 +273,10 @@ class SubprocessEnvManager(EnvManager):
         worker_id: int,
         step_queue: "multiprocessing.Queue[EnvironmentResponse]",
         pickled_env_factory: bytes,
-        context: BaseContext | None = None,
+        context: ProcessContext | None = None,
     ) -> UnityEnvWorker:
         """Start the process of worker ``worker_id`` (does not wait for its environment)."""
-        context = context or multiprocessing.get_context()
+        context = context or process_context(None)
         parent_conn, child_conn = context.Pipe()
         process = context.Process(
             target=worker_process.worker,
@@ -329,12 +350,14 @@ class SubprocessEnvManager(EnvManager):
     @property
     def external_brains(self) -> dict[str, BrainParameters]:
         """The controlled brains (asked to worker 0; all workers run the same environment)."""
-        return self._ask_worker_0("external_brains")
+        brains: dict[str, BrainParameters] = self._ask_worker_0("external_brains")
+        return brains
 
     @property
     def reset_parameters(self) -> dict[str, float]:
         """The reset parameters of worker 0's environment."""
-        return self._ask_worker_0("reset_parameters")
+        parameters: dict[str, float] = self._ask_worker_0("reset_parameters")
+        return parameters
 
     def close(self, timeout: float = 15.0) -> None:
         """End every worker and its environment. Safe to call several times and after errors.
