@@ -3,7 +3,7 @@
 import io
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from PIL import Image
@@ -11,6 +11,8 @@ from PIL import Image
 from mlagents.envs.communicator_objects import AgentInfoProto, BrainParametersProto
 
 logger = logging.getLogger("mlagents.envs")
+
+T = TypeVar("T")
 
 SPACE_TYPES = ("discrete", "continuous")  # index = SpaceTypeProto value
 
@@ -155,29 +157,13 @@ class BrainInfo:
         self.custom_observations = custom_observations
 
     def merge(self, other: "BrainInfo") -> None:
-        """Append ``other``'s agents after this BrainInfo's own (in place)."""
-        for i in range(len(self.visual_observations)):
-            self.visual_observations[i].extend(other.visual_observations[i])
-        self.vector_observations = np.append(self.vector_observations, other.vector_observations, axis=0)
-        self.text_observations.extend(other.text_observations)
-        self.memories = self.merge_memories(
-            _memories_or_empty(self.memories),
-            _memories_or_empty(other.memories),
-            self.agents or [],
-            other.agents or [],
-        )
-        self.rewards = safe_concat_lists(self.rewards, other.rewards)
-        self.local_done = safe_concat_lists(self.local_done, other.local_done)
-        self.max_reached = safe_concat_lists(self.max_reached, other.max_reached)
-        self.agents = safe_concat_lists(self.agents, other.agents)
-        self.previous_vector_actions = safe_concat_np_ndarray(
-            self.previous_vector_actions, other.previous_vector_actions
-        )
-        self.previous_text_actions = safe_concat_lists(
-            self.previous_text_actions, other.previous_text_actions
-        )
-        self.action_masks = safe_concat_np_ndarray(self.action_masks, other.action_masks)
-        self.custom_observations = safe_concat_lists(self.custom_observations, other.custom_observations)
+        """Append ``other``'s agents after this BrainInfo's own (in place).
+
+        Fields that are None on both sides stay None, and so do array fields without elements on
+        both sides (see :func:`safe_concat_np_ndarray`); :func:`concatenate_brain_infos` is the
+        same join that keeps such arrays' shapes.
+        """
+        vars(self).update(vars(_join([self, other], keep_empty_arrays=False)))
 
     @staticmethod
     def merge_memories(
@@ -185,15 +171,7 @@ class BrainInfo:
     ) -> np.ndarray:
         """Stack two memory matrices row-wise; an empty side becomes zeros ``(its agents, other width)``
         and the narrower side is zero-padded on the right."""
-        if len(m1) == 0 and len(m2) != 0:
-            m1 = np.zeros((len(agents1), m2.shape[1]))
-        elif len(m2) == 0 and len(m1) != 0:
-            m2 = np.zeros((len(agents2), m1.shape[1]))
-        elif m2.shape[1] > m1.shape[1]:
-            m1 = np.pad(m1, ((0, 0), (0, m2.shape[1] - m1.shape[1])))
-        elif m1.shape[1] > m2.shape[1]:
-            m2 = np.pad(m2, ((0, 0), (0, m1.shape[1] - m2.shape[1])))
-        return np.append(m1, m2, axis=0)
+        return _join_memories([m1, m2], [len(m1) or len(agents1), len(m2) or len(agents2)])
 
     @staticmethod
     def process_pixels(image_bytes: bytes, gray_scale: bool) -> np.ndarray:
@@ -288,28 +266,139 @@ class BrainInfo:
         )
 
 
-def _memories_or_empty(memories: np.ndarray | None) -> np.ndarray:
-    return np.zeros((0, 0)) if memories is None else memories
+def concatenate_brain_infos(infos: Sequence[BrainInfo]) -> BrainInfo:
+    """A new BrainInfo with the agents of ``infos`` in order (the inputs are not modified).
+
+    The result of chaining :meth:`BrainInfo.merge` on a copy, except that an array field whose
+    inputs have no elements keeps its shape (e.g. ``(0, k)``, or ``(n, 0)`` action masks of a brain
+    without discrete actions) instead of becoming None: a policy can take any joined BrainInfo.
+
+    :param infos: at least one BrainInfo of the same brain.
+    :raises ValueError: ``infos`` is empty.
+    """
+    if not infos:
+        raise ValueError("concatenate_brain_infos needs at least one BrainInfo")
+    return _join(infos, keep_empty_arrays=True)
+
+
+def take_agents(info: BrainInfo, rows: slice | np.ndarray) -> BrainInfo:
+    """A new BrainInfo with only the agents at ``rows`` (a slice, or an array of indices).
+
+    Arrays without a row per agent (memories ``(0, 0)`` of a policy without memory) are kept whole.
+    """
+    n_agents = len(info.agents or [])
+    return BrainInfo(
+        visual_observation=[_take_list(camera, rows) for camera in info.visual_observations],
+        vector_observation=_take_array(info.vector_observations, n_agents, rows),
+        text_observations=_take_list(info.text_observations, rows),
+        memory=_take_optional_array(info.memories, n_agents, rows),
+        reward=_take_optional_list(info.rewards, rows),
+        agents=_take_optional_list(info.agents, rows),
+        local_done=_take_optional_list(info.local_done, rows),
+        vector_action=_take_optional_array(info.previous_vector_actions, n_agents, rows),
+        text_action=_take_optional_list(info.previous_text_actions, rows),
+        max_reached=_take_optional_list(info.max_reached, rows),
+        action_mask=_take_optional_array(info.action_masks, n_agents, rows),
+        custom_observations=_take_optional_list(info.custom_observations, rows),
+    )
 
 
 def safe_concat_lists(l1: list[Any] | None, l2: list[Any] | None) -> list[Any] | None:
     """Concatenate two lists into a new one; None stands for "nothing" (None + None -> None)."""
-    if l1 is None:
-        return None if l2 is None else l2.copy()
-    if l2 is None:
-        return l1.copy()
-    return l1 + l2
+    return _join_lists([l1, l2])
 
 
 def safe_concat_np_ndarray(a1: np.ndarray | None, a2: np.ndarray | None) -> np.ndarray | None:
     """Stack two arrays along axis 0; None or empty arrays are skipped (both skipped -> None)."""
-    if a1 is not None and a1.size != 0:
-        if a2 is not None and a2.size != 0:
-            return np.append(a1, a2, axis=0)
-        return a1.copy()
-    if a2 is not None and a2.size != 0:
-        return a2.copy()
-    return None
+    return _join_arrays([a1, a2])
+
+
+def _join(infos: Sequence[BrainInfo], keep_empty_arrays: bool) -> BrainInfo:
+    """The one implementation of joining BrainInfos (agents of ``infos`` in order)."""
+    agent_counts = [len(info.agents or []) for info in infos]
+    join_arrays = _join_arrays_keeping_shape if keep_empty_arrays else _join_arrays
+    n_cameras = len(infos[0].visual_observations)
+    return BrainInfo(
+        visual_observation=[
+            [obs for info in infos for obs in info.visual_observations[camera]] for camera in range(n_cameras)
+        ],
+        vector_observation=np.concatenate([info.vector_observations for info in infos], axis=0),
+        text_observations=[text for info in infos for text in info.text_observations],
+        memory=_join_memories([info.memories for info in infos], agent_counts),
+        reward=_join_lists([info.rewards for info in infos]),
+        agents=_join_lists([info.agents for info in infos]),
+        local_done=_join_lists([info.local_done for info in infos]),
+        vector_action=join_arrays([info.previous_vector_actions for info in infos]),
+        text_action=_join_lists([info.previous_text_actions for info in infos]),
+        max_reached=_join_lists([info.max_reached for info in infos]),
+        action_mask=join_arrays([info.action_masks for info in infos]),
+        custom_observations=_join_lists([info.custom_observations for info in infos]),
+    )
+
+
+def _join_lists(lists: Sequence[list[T] | None]) -> list[T] | None:
+    """A new list of the items of ``lists`` in order; None stands for "nothing" (all None -> None)."""
+    present = [items for items in lists if items is not None]
+    if not present:
+        return None
+    return [item for items in present for item in items]
+
+
+def _join_arrays(arrays: Sequence[np.ndarray | None]) -> np.ndarray | None:
+    """``arrays`` stacked along axis 0 (a new array); None and arrays without elements are skipped,
+    and when nothing is left the result is None."""
+    present = [array for array in arrays if array is not None and array.size != 0]
+    if not present:
+        return None
+    if len(present) == 1:
+        return present[0].copy()
+    return np.concatenate(present, axis=0)
+
+
+def _join_arrays_keeping_shape(arrays: Sequence[np.ndarray | None]) -> np.ndarray | None:
+    """:func:`_join_arrays`, but arrays without elements still count their rows: ``(2, 0)`` and
+    ``(3, 0)`` give ``(5, 0)``, and ``(0, k)`` arrays give ``(0, k)``."""
+    joined = _join_arrays(arrays)
+    present = [array for array in arrays if array is not None]
+    if joined is None and present:
+        joined = np.zeros((sum(len(array) for array in present), *present[0].shape[1:]))
+    return joined
+
+
+def _join_memories(memories: Sequence[np.ndarray | None], row_counts: Sequence[int]) -> np.ndarray:
+    """Memory matrices stacked row-wise, zero-padded on the right to the widest; a part without
+    memories (None or no elements) contributes ``row_counts[i]`` rows of zeros. All empty -> ``(0, 0)``."""
+    widths = [m.shape[1] if m is not None and m.ndim == 2 and m.size != 0 else 0 for m in memories]
+    width = max(widths, default=0)
+    if width == 0:
+        return np.zeros((0, 0))
+    result = np.zeros((int(sum(row_counts)), width))
+    row = 0
+    for memory, memory_width, count in zip(memories, widths, row_counts):
+        if memory is not None and memory_width:
+            result[row : row + count, :memory_width] = memory
+        row += count
+    return result
+
+
+def _take_list(items: list[T], rows: slice | np.ndarray) -> list[T]:
+    if isinstance(rows, slice):
+        return items[rows]
+    return [items[int(i)] for i in rows]
+
+
+def _take_optional_list(items: list[T] | None, rows: slice | np.ndarray) -> list[T] | None:
+    return None if items is None else _take_list(items, rows)
+
+
+def _take_array(array: np.ndarray, n_agents: int, rows: slice | np.ndarray) -> np.ndarray:
+    return array[rows] if array.ndim >= 1 and len(array) == n_agents else array
+
+
+def _take_optional_array(
+    array: np.ndarray | None, n_agents: int, rows: slice | np.ndarray
+) -> np.ndarray | None:
+    return None if array is None else _take_array(array, n_agents, rows)
 
 
 # Dict of brain name to BrainInfo

@@ -2,7 +2,10 @@
 
 Any env manager (one environment in-process, several in subprocesses, ...) can drive the trainers:
 they register one :class:`~mlagents.envs.policy.Policy` per brain, then call :meth:`EnvManager.step`
-in a loop and learn from the returned :class:`StepInfo` transitions.
+in a loop and learn from the returned :class:`StepInfo` transitions. A manager that decides the
+actions of several environments in one policy call can also hand out those transitions as one
+(:meth:`EnvManager.step_batches`, :class:`StepBatch`), so that a trainer receives the joined
+BrainInfo and the unsplit policy outputs of that call instead of joining them again.
 """
 
 from abc import ABC, abstractmethod
@@ -10,6 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.brain import AllBrainInfo, BrainParameters
+from mlagents.envs.communicator_objects import CustomResetParameters
 from mlagents.envs.policy import Policy
 
 if TYPE_CHECKING:
@@ -30,6 +34,19 @@ class StepInfo(NamedTuple):
     brain_name_to_action_info: dict[str, ActionInfo] | None
 
 
+class StepBatch(NamedTuple):
+    """The steps of one or more environments whose actions came from one decision.
+
+    :ivar transition: those steps as one StepInfo: per brain, the BrainInfo that was decided on
+        (the agents of every environment, joined), the new BrainInfos joined in the same way, and
+        the ActionInfo of the decision, unsplit. For a single environment, its own StepInfo.
+    :ivar step_infos: the same steps, one StepInfo per environment (what ``step()`` returns).
+    """
+
+    transition: StepInfo
+    step_infos: list[StepInfo]
+
+
 class EnvManager(ABC):
     """Steps one or more environments with the registered policies."""
 
@@ -44,12 +61,20 @@ class EnvManager(ABC):
     def step(self) -> list[StepInfo]:
         """Advance the environments and return the transitions that completed (at least one)."""
 
+    def step_batches(self) -> list[StepBatch]:
+        """:meth:`step`, with the steps grouped by the decision that produced their actions.
+
+        The default makes every step its own batch; managers that decide for several environments
+        at once override it to hand out each decision's joined BrainInfos and unsplit outputs.
+        """
+        return [StepBatch(step_info, [step_info]) for step_info in self.step()]
+
     @abstractmethod
     def reset(
         self,
         config: dict[str, float] | None = None,
         train_mode: bool = True,
-        custom_reset_parameters=None,
+        custom_reset_parameters: CustomResetParameters | None = None,
     ) -> list[StepInfo]:
         """Reset every environment; return one ``StepInfo(None, first_observation, None)`` per environment."""
 

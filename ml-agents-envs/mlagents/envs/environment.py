@@ -1,10 +1,8 @@
 """``UnityEnvironment``: start (or wait for) an environment, then reset and step it from Python."""
 
 import atexit
-import glob  # noqa: F401  (re-exported by mlagents.envs, as in 0.9)
 import logging
 import os
-import platform  # noqa: F401  (re-exported by mlagents.envs, as in 0.9)
 import shutil
 import subprocess
 import tempfile
@@ -12,14 +10,18 @@ from typing import Any
 
 import numpy as np
 
-from mlagents.envs.base_unity_environment import BaseUnityEnvironment
-from mlagents.envs.brain import AllBrainInfo, BrainInfo, BrainParameters
+from mlagents.envs import wire
+from mlagents.envs.base_unity_environment import (
+    BaseUnityEnvironment,
+    StepCustomActions,
+    StepTexts,
+    StepValues,
+)
+from mlagents.envs.brain import AllBrainInfo, BrainParameters
 from mlagents.envs.communicator import API_VERSION, COMPATIBLE_API_VERSIONS, Communicator
 from mlagents.envs.communicator_objects import (
-    AgentActionProto,
     CustomAction,
     CustomResetParameters,
-    EnvironmentParametersProto,  # noqa: F401  (re-exported by mlagents.envs, as in 0.9)
     UnityInput,
     UnityOutput,
     UnityRLInitializationInput,
@@ -38,7 +40,6 @@ from mlagents.envs.process_launcher import BuildProcess, build_command, candidat
 from mlagents.envs.rpc_communicator import ALL_INTERFACES, LOOPBACK, RpcCommunicator
 from mlagents.envs.timers import hierarchical_timer, timed
 
-logging.basicConfig(level=logging.INFO)
 logger = logging.getLogger("mlagents.envs")
 
 # Seconds a build gets to quit by itself after the goodbye (status 400) message.
@@ -104,7 +105,7 @@ class UnityEnvironment(BaseUnityEnvironment):
         self._buffer_size = 12000
         self._version_ = API_VERSION
         self._loaded = False
-        self.proc1: subprocess.Popen | None = None
+        self.proc1: subprocess.Popen[bytes] | None = None
         self.worker_id = worker_id
         self.timeout_wait = timeout_wait
         self.exchange_timeout = exchange_timeout
@@ -163,28 +164,29 @@ class UnityEnvironment(BaseUnityEnvironment):
             )
         self._loaded = True
 
-        rl_init_parameters_in = UnityRLInitializationInput(seed=seed)
         try:
-            aca_params = self.send_academy_parameters(rl_init_parameters_in)
+            academy = wire.academy_description(
+                self.send_academy_parameters(UnityRLInitializationInput(seed=seed))
+            )
         except UnityTimeOutException as error:
             raise self._failure(error, self._connect_timeout_context()) from error
         except UnityCommunicationException as error:
             raise self._failure(error) from error
 
-        if aca_params.version not in COMPATIBLE_API_VERSIONS:
+        if academy.version not in COMPATIBLE_API_VERSIONS:
             raise UnityEnvironmentException(
                 f"The API number is not compatible between Unity and python. Python API : {self._version_}, "
-                f"Unity API : {aca_params.version}.\nPlease go to https://github.com/Unity-Technologies/ml-agents "
+                f"Unity API : {academy.version}.\nPlease go to https://github.com/Unity-Technologies/ml-agents "
                 "to download the latest version of ML-Agents."
             )
-        self._academy_name = aca_params.name
-        self._log_path = aca_params.log_path
-        self._brains = {p.brain_name: BrainParameters.from_proto(p) for p in aca_params.brain_parameters}
-        self._brain_names = [p.brain_name for p in aca_params.brain_parameters]
-        self._external_brain_names = [p.brain_name for p in aca_params.brain_parameters if p.is_training]
+        self._academy_name = academy.name
+        self._log_path = academy.log_path
+        self._brains = academy.brains
+        self._brain_names = list(academy.brains)
+        self._external_brain_names = academy.external_brain_names
         self._num_brains = len(self._brain_names)
         self._num_external_brains = len(self._external_brain_names)
-        self._resetParameters = dict(aca_params.environment_parameters.float_parameters)
+        self._resetParameters = academy.reset_parameters
         logger.info(f"\n'{self._academy_name}' started successfully!\n{str(self)}")
         if self._num_external_brains == 0:
             logger.warning(
@@ -355,11 +357,11 @@ class UnityEnvironment(BaseUnityEnvironment):
     @timed
     def step(
         self,
-        vector_action: Any = None,
-        memory: Any = None,
-        text_action: Any = None,
-        value: Any = None,
-        custom_action: Any = None,
+        vector_action: StepValues = None,
+        memory: StepValues = None,
+        text_action: StepTexts = None,
+        value: StepValues = None,
+        custom_action: StepCustomActions = None,
     ) -> AllBrainInfo:
         """Apply actions to the agents of the last decision and return the next decision.
 
@@ -512,7 +514,7 @@ class UnityEnvironment(BaseUnityEnvironment):
         if isinstance(arr, np.ndarray):
             arr = arr.tolist()
         if len(arr) == 0:
-            return arr
+            return []
         if isinstance(arr[0], np.ndarray):
             arr = [item for sublist in arr for item in sublist.tolist()]
         if isinstance(arr[0], list):
@@ -537,22 +539,12 @@ class UnityEnvironment(BaseUnityEnvironment):
     def _update_state(self, outputs: UnityOutput) -> AllBrainInfo:
         state, self._global_done = self._get_state(outputs.rl_output)
         for brain_name in self._external_brain_names:
-            self._n_agents[brain_name] = len(state[brain_name].agents) if brain_name in state else 0
+            self._n_agents[brain_name] = len(state[brain_name].agents or []) if brain_name in state else 0
         return state
 
     def _get_state(self, output: UnityRLOutput) -> tuple[AllBrainInfo, bool]:
         """BrainInfos of every brain in ``output`` and the academy's done flag."""
-        state = {}
-        for brain_name in output.agentInfos:
-            if brain_name not in self._brains:
-                raise UnityEnvironmentException(
-                    f"The environment sent agents of brain '{brain_name}', which it did not declare at start-up."
-                )
-            agent_info_list = output.agentInfos[brain_name].value
-            state[brain_name] = BrainInfo.from_agent_proto(
-                self.worker_id, agent_info_list, self._brains[brain_name]
-            )
-        return state, output.global_done
+        return wire.brain_infos_from_output(output, self._brains, self.worker_id)
 
     @timed
     def _generate_step_input(
@@ -563,57 +555,27 @@ class UnityEnvironment(BaseUnityEnvironment):
         value: dict[str, Any],
         custom_action: dict[str, Any],
     ) -> UnityInput:
-        rl_in = UnityRLInput()
-        for b in vector_action:
-            n_agents = self._n_agents.get(b, 0)
-            if n_agents == 0:
-                continue
-            action_stride = len(vector_action[b]) // n_agents
-            memory_stride = len(memory[b]) // n_agents
-            texts = text_action[b]
-            values = None if value.get(b) is None else np.asarray(value[b], dtype=np.float64).reshape(-1)
-            agent_actions = rl_in.agent_actions[b].value
-            for i in range(n_agents):
-                action = AgentActionProto(
-                    vector_actions=vector_action[b][i * action_stride : (i + 1) * action_stride],
-                    memories=memory[b][i * memory_stride : (i + 1) * memory_stride],
-                    text_actions=texts[i] if len(texts) > 0 else "",
-                )
-                if custom_action[b][i] is not None:
-                    action.custom_action.CopyFrom(custom_action[b][i])
-                if values is not None:
-                    action.value = float(values[i])
-                agent_actions.append(action)
-        rl_in.command = 0
-        return self.wrap_unity_input(rl_in)
+        return wire.step_input(self._n_agents, vector_action, memory, text_action, value, custom_action)
 
     def _generate_reset_input(
         self, training: bool, config: dict[str, float], custom_reset_parameters: CustomResetParameters | None
     ) -> UnityInput:
-        rl_in = UnityRLInput()
-        rl_in.is_training = training
-        rl_in.environment_parameters.SetInParent()
-        for key in config:
-            rl_in.environment_parameters.float_parameters[key] = float(config[key])
-        if custom_reset_parameters is not None:
-            rl_in.environment_parameters.custom_reset_parameters.CopyFrom(custom_reset_parameters)
-        rl_in.command = 1
-        return self.wrap_unity_input(rl_in)
+        return wire.reset_input(training, config, custom_reset_parameters)
 
     def send_academy_parameters(
         self, init_parameters: UnityRLInitializationInput
     ) -> UnityRLInitializationOutput:
         """Send the seed, return the environment's initialization output."""
-        assert self.communicator is not None
+        if self.communicator is None:
+            raise UnityEnvironmentException("No Unity environment is loaded.")
         inputs = UnityInput()
         inputs.rl_initialization_input.CopyFrom(init_parameters)
-        return self.communicator.initialize(inputs).rl_initialization_output
+        output: UnityRLInitializationOutput = self.communicator.initialize(inputs).rl_initialization_output
+        return output
 
     @staticmethod
     def wrap_unity_input(rl_input: UnityRLInput) -> UnityInput:
-        result = UnityInput()
-        result.rl_input.CopyFrom(rl_input)
-        return result
+        return wire.wrap_unity_input(rl_input)
 
     # ----------------------------------------------------------------------------------------------
     # Closing

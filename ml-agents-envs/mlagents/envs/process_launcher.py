@@ -97,7 +97,7 @@ def describe_returncode(returncode: int) -> str:
 class BuildProcess:
     """A started build: its ``popen``, the ``command_line`` shown to users and its ``log_path``."""
 
-    def __init__(self, popen: subprocess.Popen, command_line: str, log_path: str) -> None:
+    def __init__(self, popen: subprocess.Popen[bytes], command_line: str, log_path: str) -> None:
         self.popen = popen
         self.command_line = command_line
         self.log_path = log_path

@@ -11,7 +11,9 @@ import queue
 import socket
 import threading
 import time
+from collections.abc import Callable
 from concurrent import futures
+from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 import grpc
 
@@ -20,7 +22,6 @@ from mlagents.envs.communicator_objects import (
     UnityInput,
     UnityMessage,
     UnityOutput,
-    UnityToExternalServicer,
     add_UnityToExternalServicer_to_server,
 )
 from mlagents.envs.exception import (
@@ -30,6 +31,9 @@ from mlagents.envs.exception import (
 )
 
 logger = logging.getLogger("mlagents.envs")
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 LOOPBACK = "127.0.0.1"
 ALL_INTERFACES = "[::]"
@@ -69,18 +73,18 @@ class DaemonThreadPool(futures.Executor):
     def __init__(self, max_workers: int, name: str) -> None:
         self._max_workers = max_workers
         self._name = name
-        self._work: queue.SimpleQueue[tuple | None] = queue.SimpleQueue()
-        self._threads: list = []
+        self._work: queue.SimpleQueue[_WorkItem | None] = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
         self._idle = 0
         self._lock = threading.Lock()
         self._shutdown = False
 
-    def submit(self, fn, /, *args, **kwargs) -> futures.Future:  # type: ignore[override]
-        future: futures.Future = futures.Future()
+    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> futures.Future[T]:
+        future: futures.Future[T] = futures.Future()
         with self._lock:
             if self._shutdown:
                 raise RuntimeError("cannot schedule new work after shutdown")
-            self._work.put((future, fn, args, kwargs))
+            self._work.put(_WorkItem(future, fn, args, kwargs))
             if self._idle > 0:
                 self._idle -= 1
             elif len(self._threads) < self._max_workers:
@@ -118,8 +122,20 @@ class DaemonThreadPool(futures.Executor):
                 thread.join()
 
 
-class UnityToExternalServicerImplementation(UnityToExternalServicer):
+class _WorkItem(NamedTuple):
+    """A call for the pool: ``future`` receives ``fn(*args, **kwargs)``."""
+
+    future: "futures.Future[Any]"
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+class UnityToExternalServicerImplementation:
     """Hands each incoming call to the main thread and returns the main thread's reply.
+
+    The service ``UnityToExternal`` with its one method ``Exchange`` (registered with
+    ``add_UnityToExternalServicer_to_server``, which needs nothing else of the object).
 
     ``incoming`` receives the environment's messages; ``replies`` receives Python's answers.
     """

@@ -1,6 +1,7 @@
 """Several environments, each in its own worker process: :class:`SubprocessEnvManager`.
 
-Protocol between the manager (main process) and worker ``w`` (see :func:`worker`):
+Protocol between the manager (main process) and worker ``w`` (the process body is
+:func:`mlagents.envs.env_worker.worker`):
 
 * commands travel on the worker's own duplex ``Pipe`` as :class:`EnvironmentCommand`;
 * ``"step"`` results travel on ONE queue shared by all workers (the step queue), so the manager
@@ -18,222 +19,74 @@ its exit code) instead of hanging.
 import logging
 import multiprocessing
 import os
-import pickle
 import queue
 import signal
 import time
-import traceback
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from multiprocessing.connection import wait as wait_for_objects
-from multiprocessing.context import BaseContext
+from multiprocessing.context import DefaultContext, ForkContext, ForkServerContext, SpawnContext
 from multiprocessing.process import BaseProcess
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, NoReturn
 
 import cloudpickle
 
+from mlagents.envs import env_worker as worker_process
 from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.base_unity_environment import BaseUnityEnvironment
-from mlagents.envs.brain import AllBrainInfo, BrainParameters
-from mlagents.envs.env_manager import EnvManager, StepInfo, advance_environment
+from mlagents.envs.brain import BrainParameters
+from mlagents.envs.communicator_objects import CustomResetParameters
+from mlagents.envs.env_manager import EnvManager, StepBatch, StepInfo
+
+# The worker side lives in env_worker; its names stay importable from here, as in ML-Agents 0.9.
+from mlagents.envs.env_worker import (
+    EnvironmentCommand,
+    EnvironmentResponse,
+    LoggingSetup,
+    StepResponse,
+    WorkerError,
+)
 from mlagents.envs.exception import UnityCommunicationException
-from mlagents.envs.policy_batching import get_batched_actions
-from mlagents.envs.timers import TimerNode, get_timer_root, hierarchical_timer, reset_timers, timed
+from mlagents.envs.step_batching import StepBatcher
+from mlagents.envs.timers import TimerNode, hierarchical_timer, timed
+
+__all__ = [
+    "EnvironmentCommand",
+    "EnvironmentResponse",
+    "StepResponse",
+    "SubprocessEnvManager",
+    "UnityEnvWorker",
+    "WorkerError",
+    "worker",
+]
 
 logger = logging.getLogger("mlagents.envs")
 
+#: A multiprocessing context: how worker processes are started.
+ProcessContext = DefaultContext | SpawnContext | ForkContext | ForkServerContext
+
+
+def process_context(start_method: str | None) -> ProcessContext:
+    """The multiprocessing context of ``start_method`` (None: the platform's default).
+
+    :raises ValueError: an unknown start method.
+    """
+    if start_method is None:
+        return multiprocessing.get_context()
+    if start_method == "spawn":
+        return multiprocessing.get_context("spawn")
+    if start_method == "fork":
+        return multiprocessing.get_context("fork")
+    if start_method == "forkserver":
+        return multiprocessing.get_context("forkserver")
+    raise ValueError(f"Unknown multiprocessing start method {start_method!r}")
+
+
+#: The body of a worker process (see :func:`mlagents.envs.env_worker.worker`).
+worker = worker_process.worker
+
 # How long a wait on a worker lasts before the manager checks that the worker is still alive (seconds).
 LIVENESS_CHECK_INTERVAL = 0.5
-
-
-class EnvironmentCommand(NamedTuple):
-    """A command from the manager to a worker (``"step"``, ``"reset"``, ``"external_brains"``,
-    ``"reset_parameters"``, ``"global_done"``, ``"close"``)."""
-
-    name: str
-    payload: Any = None
-
-
-class EnvironmentResponse(NamedTuple):
-    """A message from worker ``worker_id`` to the manager."""
-
-    name: str
-    worker_id: int
-    payload: Any
-
-
-class StepResponse(NamedTuple):
-    """Payload of a ``"step"`` response: the new observations and the worker's timers for that step."""
-
-    all_brain_info: AllBrainInfo
-    timer_root: TimerNode | None
-
-
-class WorkerError(NamedTuple):
-    """Payload of an ``"env_error"`` response: an exception raised in a worker.
-
-    :ivar pickled_exception: the exception's type, args and attributes, pickled; None when they do
-        not survive pickling.
-    :ivar exception_type: its qualified type name, e.g. ``"mlagents.envs.exception.UnityActionException"``.
-    :ivar message: ``str()`` of the exception.
-    :ivar traceback: the formatted traceback in the worker.
-    """
-
-    pickled_exception: bytes | None
-    exception_type: str
-    message: str
-    traceback: str
-
-    @staticmethod
-    def from_exception(exc: BaseException) -> "WorkerError":
-        exc_type = type(exc)
-        type_name = f"{exc_type.__module__}.{exc_type.__qualname__}"
-        formatted = "".join(traceback.format_exception(exc))
-        pickled: bytes | None = None
-        try:
-            # Type, args and attributes, rebuilt without calling __init__: exceptions whose __init__
-            # takes other arguments than their message (e.g. UnityWorkerInUseException) survive too.
-            candidate = pickle.dumps((exc_type, exc.args, dict(getattr(exc, "__dict__", {}))))
-            copy = _rebuild_exception(candidate)
-            if type(copy) is exc_type and str(copy) == str(exc):
-                pickled = candidate
-        except Exception:
-            pass
-        return WorkerError(pickled, type_name, str(exc), formatted)
-
-    def to_exception(self, worker_id: int) -> BaseException:
-        """The exception to raise in the main process: the original type when possible, else
-        UnityCommunicationException; the worker's traceback is attached as a note."""
-        note = f"Raised in UnityEnvironment worker {worker_id}. Traceback in the worker process:\n{self.traceback}"
-        if self.pickled_exception is not None:
-            try:
-                exc: BaseException | None = _rebuild_exception(self.pickled_exception)
-            except Exception:  # e.g. the type's module cannot be imported here
-                exc = None
-            if exc is not None:
-                exc.add_note(note)
-                return exc
-        error = UnityCommunicationException(
-            f"UnityEnvironment worker {worker_id} failed with {self.exception_type}: {self.message}"
-        )
-        error.add_note(note)
-        return error
-
-
-def _rebuild_exception(pickled: bytes) -> BaseException:
-    exc_type, args, attributes = pickle.loads(pickled)
-    if not (isinstance(exc_type, type) and issubclass(exc_type, BaseException)):
-        raise TypeError(f"not an exception type: {exc_type!r}")
-    exc = exc_type.__new__(exc_type, *args)
-    exc.args = args
-    exc.__dict__.update(attributes)
-    return exc
-
-
-def _raise_system_exit(signum: int, frame: Any) -> None:
-    raise SystemExit(128 + signum)
-
-
-def worker(
-    parent_conn: Connection,
-    step_queue: "multiprocessing.Queue[EnvironmentResponse]",
-    pickled_env_factory: bytes,
-    worker_id: int,
-) -> None:
-    """Body of worker process ``worker_id``: create the environment, then serve commands until
-    ``"close"``. The environment is closed on every way out.
-
-    :param parent_conn: this worker's end of its pipe to the manager.
-    :param step_queue: the queue shared by all workers for ``"step"`` results.
-    :param pickled_env_factory: ``cloudpickle.dumps`` of a callable ``worker_id -> environment``.
-    :param worker_id: this worker's index (the factory uses it for the port: base_port + worker_id).
-    """
-    # terminate() from the manager then still runs the finally block, which ends the build process.
-    signal.signal(signal.SIGTERM, _raise_system_exit)
-    env: BaseUnityEnvironment | None = None
-    command_name = "start"
-
-    def reply(name: str, payload: Any) -> None:
-        try:
-            parent_conn.send(EnvironmentResponse(name, worker_id, payload))
-        except (BrokenPipeError, EOFError, OSError) as error:
-            raise _ManagerGone() from error
-
-    try:
-        env_factory: Callable[[int], BaseUnityEnvironment] = cloudpickle.loads(pickled_env_factory)
-        env = env_factory(worker_id)
-        reply("ready", _build_pid(env))
-        while True:
-            try:
-                command: EnvironmentCommand = parent_conn.recv()
-            except (EOFError, OSError) as error:
-                raise _ManagerGone() from error
-            command_name = command.name
-            if command.name == "step":
-                all_brain_info = advance_environment(env, command.payload)
-                step_queue.put(
-                    EnvironmentResponse("step", worker_id, StepResponse(all_brain_info, get_timer_root()))
-                )
-                reset_timers()
-            elif command.name == "external_brains":
-                reply("external_brains", env.external_brains)
-            elif command.name == "reset_parameters":
-                reply("reset_parameters", env.reset_parameters)
-            elif command.name == "reset":
-                config, train_mode, custom_reset_parameters = command.payload
-                reply("reset", env.reset(config, train_mode, custom_reset_parameters))
-            elif command.name == "global_done":
-                reply("global_done", env.global_done)
-            elif command.name == "close":
-                break
-            else:
-                raise ValueError(
-                    f"Unknown command {command.name!r} sent to UnityEnvironment worker {worker_id}"
-                )
-    except KeyboardInterrupt:
-        # Ctrl-C reaches every process of the terminal's process group; the main process handles it.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        logger.info("UnityEnvironment worker %d: environment stopping.", worker_id)
-        _put_quietly(step_queue, EnvironmentResponse("env_close", worker_id, None))
-    except (SystemExit, _ManagerGone):
-        pass  # terminated by the manager, or the manager went away
-    except BaseException as exc:
-        error = EnvironmentResponse("env_error", worker_id, WorkerError.from_exception(exc))
-        if command_name == "step":
-            _put_quietly(step_queue, error)
-        else:
-            try:
-                parent_conn.send(error)
-            except (BrokenPipeError, EOFError, OSError):
-                pass
-    finally:
-        # Shutting down: a second Ctrl-C must not interrupt closing the environment.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        if env is not None:
-            try:
-                env.close()
-            except Exception as exc:  # e.g. already closed by its own error handling
-                logger.debug("UnityEnvironment worker %d: close: %s", worker_id, exc)
-        step_queue.close()
-
-
-class _ManagerGone(Exception):
-    """The worker's pipe to the manager broke: the manager exited or closed."""
-
-
-def _build_pid(env: Any) -> int | None:
-    process = getattr(env, "proc1", None)
-    pid = getattr(process, "pid", None)
-    return pid if isinstance(pid, int) else None
-
-
-def _put_quietly(
-    step_queue: "multiprocessing.Queue[EnvironmentResponse]", response: EnvironmentResponse
-) -> None:
-    try:
-        step_queue.put(response)
-    except (OSError, ValueError):
-        pass
 
 
 class UnityEnvWorker:
@@ -298,7 +151,8 @@ class UnityEnvWorker:
             while self.conn.poll(0):
                 response: EnvironmentResponse = self.conn.recv()
                 if response.name == "env_error":
-                    return response.payload.to_exception(self.worker_id)
+                    error: WorkerError = response.payload
+                    return error.to_exception(self.worker_id)
         except (BrokenPipeError, EOFError, OSError):
             pass
         return None
@@ -349,8 +203,10 @@ class SubprocessEnvManager(EnvManager):
     :meth:`step` sends actions to every worker that is idle, then returns as soon as at least one of
     them has finished; workers still busy are collected by a later call. Actions are decided in
     batches: for every brain, the policy is asked ONCE for the agents of all idle workers together
-    (their BrainInfos are concatenated), and the result is split back per worker by agent count (see
-    :mod:`mlagents.envs.policy_batching`).
+    (their BrainInfos are joined), and the result is split back per worker by agent count.
+    :meth:`step_batches` hands those joined BrainInfos and unsplit results to the trainers, with the
+    workers' new BrainInfos joined once (they are also the next decision's input); see
+    :mod:`mlagents.envs.step_batching`.
 
     Example::
 
@@ -395,9 +251,10 @@ class SubprocessEnvManager(EnvManager):
         if n_env < 1:
             raise ValueError(f"n_env must be at least 1, got {n_env}")
         self._closed = False
+        self._batcher = StepBatcher()
         self._step_responses: list[EnvironmentResponse] = []
         self.env_workers: list[UnityEnvWorker] = []
-        context = multiprocessing.get_context(start_method)
+        context = process_context(start_method)
         self.step_queue: multiprocessing.Queue[EnvironmentResponse] = context.Queue()
         pickled_env_factory = cloudpickle.dumps(env_factory)
         try:
@@ -416,14 +273,14 @@ class SubprocessEnvManager(EnvManager):
         worker_id: int,
         step_queue: "multiprocessing.Queue[EnvironmentResponse]",
         pickled_env_factory: bytes,
-        context: BaseContext | None = None,
+        context: ProcessContext | None = None,
     ) -> UnityEnvWorker:
         """Start the process of worker ``worker_id`` (does not wait for its environment)."""
-        context = context or multiprocessing.get_context()
+        context = context or process_context(None)
         parent_conn, child_conn = context.Pipe()
         process = context.Process(
-            target=worker,
-            args=(child_conn, step_queue, pickled_env_factory, worker_id),
+            target=worker_process.worker,
+            args=(child_conn, step_queue, pickled_env_factory, worker_id, LoggingSetup.of_this_process()),
             name=f"UnityEnvWorker-{worker_id}",
             daemon=True,
         )
@@ -451,11 +308,17 @@ class SubprocessEnvManager(EnvManager):
     def step(self) -> list[StepInfo]:
         """Send actions to every idle worker, then wait until at least one worker has a result.
 
-        :returns: one StepInfo per worker that finished (1..n_env), in the order they finished.
+        :returns: one StepInfo per worker that finished (1..n_env), grouped by the decision that
+            produced their actions (oldest first), in worker order within a group.
         :raises UnityCommunicationException: a worker died or stopped (Ctrl-C).
         :raises: an exception raised by a policy, or by an environment in a worker (re-raised with
             its type and the worker's traceback as a note).
         """
+        return [step_info for batch in self.step_batches() for step_info in batch.step_infos]
+
+    def step_batches(self) -> list[StepBatch]:
+        """:meth:`step`, grouped by decision: each batch carries the joined BrainInfos the policies
+        decided on, the unsplit ActionInfos, and the workers' new BrainInfos joined the same way."""
         self._check_open()
         self._queue_steps()
         worker_steps = self._wait_for_step_responses()
@@ -465,7 +328,7 @@ class SubprocessEnvManager(EnvManager):
         self,
         config: dict[str, float] | None = None,
         train_mode: bool = True,
-        custom_reset_parameters: Any = None,
+        custom_reset_parameters: CustomResetParameters | None = None,
     ) -> list[StepInfo]:
         """Reset every environment (in parallel) after the steps in flight have finished (their
         results are dropped).
@@ -476,6 +339,7 @@ class SubprocessEnvManager(EnvManager):
         while any(worker.waiting for worker in self.env_workers):
             self._wait_for_step_responses()
         self._step_responses.clear()
+        self._batcher.reset()
         for worker in self.env_workers:
             worker.send("reset", (config, train_mode, custom_reset_parameters))
         for worker in self.env_workers:
@@ -486,12 +350,14 @@ class SubprocessEnvManager(EnvManager):
     @property
     def external_brains(self) -> dict[str, BrainParameters]:
         """The controlled brains (asked to worker 0; all workers run the same environment)."""
-        return self._ask_worker_0("external_brains")
+        brains: dict[str, BrainParameters] = self._ask_worker_0("external_brains")
+        return brains
 
     @property
     def reset_parameters(self) -> dict[str, float]:
         """The reset parameters of worker 0's environment."""
-        return self._ask_worker_0("reset_parameters")
+        parameters: dict[str, float] = self._ask_worker_0("reset_parameters")
+        return parameters
 
     def close(self, timeout: float = 15.0) -> None:
         """End every worker and its environment. Safe to call several times and after errors.
@@ -519,15 +385,19 @@ class SubprocessEnvManager(EnvManager):
         self.step_queue.join_thread()
 
     @timed
-    def _take_step(self, last_steps: list[StepInfo]) -> list[dict[str, ActionInfo]]:
-        return get_batched_actions(self.policies, [step.current_all_brain_info for step in last_steps])
+    def _take_step(self, idle_workers: list["UnityEnvWorker"]) -> dict[int, dict[str, ActionInfo]]:
+        return self._batcher.decide(
+            self.policies,
+            [(worker.worker_id, worker.previous_step.current_all_brain_info) for worker in idle_workers],
+        )
 
     def _queue_steps(self) -> None:
         idle_workers = [worker for worker in self.env_workers if not worker.waiting]
         if not idle_workers:
             return
-        all_action_infos = self._take_step([worker.previous_step for worker in idle_workers])
-        for worker, all_action_info in zip(idle_workers, all_action_infos):
+        all_action_infos = self._take_step(idle_workers)
+        for worker in idle_workers:
+            all_action_info = all_action_infos[worker.worker_id]
             worker.previous_all_action_info = all_action_info
             # The environment needs no policy outputs (log-probabilities, value heads...): not pickling
             # them saves time on every step.
@@ -581,8 +451,8 @@ class SubprocessEnvManager(EnvManager):
             worker.waiting = False
             self._step_responses.append(response)
 
-    def _postprocess_steps(self, env_steps: list[EnvironmentResponse]) -> list[StepInfo]:
-        step_infos: list[StepInfo] = []
+    def _postprocess_steps(self, env_steps: list[EnvironmentResponse]) -> list[StepBatch]:
+        worker_steps: list[tuple[int, StepInfo]] = []
         timer_nodes: list[TimerNode] = []
         for step in env_steps:
             payload: StepResponse = step.payload
@@ -592,7 +462,7 @@ class SubprocessEnvManager(EnvManager):
                 payload.all_brain_info,
                 env_worker.previous_all_action_info,
             )
-            step_infos.append(new_step)
+            worker_steps.append((step.worker_id, new_step))
             env_worker.previous_step = new_step
             if payload.timer_root is not None:
                 timer_nodes.append(payload.timer_root)
@@ -600,7 +470,7 @@ class SubprocessEnvManager(EnvManager):
             with hierarchical_timer("workers") as main_timer_node:
                 for worker_timer_node in timer_nodes:
                     main_timer_node.merge(worker_timer_node, root_name="worker_root", is_parallel=True)
-        return step_infos
+        return self._batcher.collect(worker_steps)
 
     def _ask_worker_0(self, command_name: str) -> Any:
         self._check_open()

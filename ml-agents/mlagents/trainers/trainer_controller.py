@@ -2,7 +2,8 @@
 
 :class:`TrainerController` works with any :class:`~mlagents.envs.env_manager.EnvManager`. One pass
 of the loop (:meth:`TrainerController.advance`) collects whatever environment steps are ready, hands
-each trainer the transitions of its brain (those of several environments joined into one), advances
+each trainer the transitions of its brain (as the env manager batched them: the steps of several
+environments decided by one policy call arrive as one transition), advances
 the trainers' step counts and runs the policy updates that are due. The controller counts a global
 step per environment step; every ``save_freq`` global steps it saves every model, and every trainer
 writes its summary every ``summary_freq`` global steps.
@@ -30,9 +31,8 @@ import numpy as np
 import tensorflow as tf
 
 from mlagents.envs.brain import AllBrainInfo
-from mlagents.envs.env_manager import EnvManager, StepInfo
+from mlagents.envs.env_manager import EnvManager, StepBatch, StepInfo
 from mlagents.envs.exception import UnityEnvironmentException, UnityException
-from mlagents.envs.policy_batching import concatenate_brain_infos, concatenate_outputs
 from mlagents.envs.sampler_class import SamplerManager
 from mlagents.envs.timers import get_timer_tree, hierarchical_timer, timed
 from mlagents.trainers.meta_curriculum import MetaCurriculum
@@ -319,39 +319,23 @@ class TrainerController:
 
     @staticmethod
     def _transitions(
-        brain_name: str, step_infos: list[StepInfo]
+        brain_name: str, batches: list[StepBatch]
     ) -> list[tuple[AllBrainInfo, AllBrainInfo, dict[str, Any] | None]]:
-        """The transitions of ``brain_name`` in ``step_infos``: (previous infos, current infos, policy
-        outputs of the decision taken on the previous infos).
+        """The transitions of ``brain_name`` in ``batches``: (previous infos, current infos, policy
+        outputs of the decision taken on the previous infos), one per batch that has a decision for
+        the brain (steps right after a reset have none).
 
-        The agents of different environments are independent rows (their ids carry the worker
-        prefix), so the transitions of several environments are joined into one, with the BrainInfos
-        and the outputs concatenated: the trainer then does its per-step work once per pass instead
-        of once per environment. Steps whose decision has no outputs are handed over one by one.
+        A batch from a manager that decides for several environments at once already joins their
+        agents (the BrainInfo the policy saw, its unsplit outputs, the new BrainInfos joined in the
+        same order), so the trainer does its per-step work once per decision; nothing is joined here.
         """
-        steps = []
-        for step_info in step_infos:
-            action_info = (step_info.brain_name_to_action_info or {}).get(brain_name)
-            if step_info.previous_all_brain_info is None or action_info is None:
-                continue
-            steps.append(
-                (step_info.previous_all_brain_info, step_info.current_all_brain_info, action_info.outputs)
-            )
-        if len(steps) < 2 or any(
-            not outputs or brain_name not in previous or brain_name not in current
-            for previous, current, outputs in steps
-        ):
-            return steps
-        previous_infos = [previous[brain_name] for previous, _, _ in steps]
-        return [
-            (
-                {brain_name: concatenate_brain_infos(previous_infos)},
-                {brain_name: concatenate_brain_infos([current[brain_name] for _, current, _ in steps])},
-                concatenate_outputs(
-                    [outputs for _, _, outputs in steps], [len(i.agents) for i in previous_infos]
-                ),
-            )
-        ]
+        transitions = []
+        for batch in batches:
+            previous, current, action_infos = batch.transition
+            action_info = (action_infos or {}).get(brain_name)
+            if previous is not None and action_info is not None:
+                transitions.append((previous, current, action_info.outputs))
+        return transitions
 
     @timed
     def advance(self, env: EnvManager) -> int:
@@ -361,11 +345,12 @@ class TrainerController:
         """
         with hierarchical_timer("env_step"):
             time_start_step = perf_counter()
-            new_step_infos = env.step()
+            batches = env.step_batches()
             delta_time_step = perf_counter() - time_start_step
+        n_steps = sum(len(batch.step_infos) for batch in batches)
 
         for brain_name, trainer in self.trainers.items():
-            for previous, current, outputs in self._transitions(brain_name, new_step_infos):
+            for previous, current, outputs in self._transitions(brain_name, batches):
                 with hierarchical_timer("add_experiences"):
                     trainer.add_experiences(previous, current, outputs)
                 with hierarchical_timer("process_experiences"):
@@ -373,9 +358,9 @@ class TrainerController:
         for brain_name, trainer in self.trainers.items():
             trainer.trainer_metrics.add_delta_step(delta_time_step)
             if self.train_model and trainer.get_step <= trainer.get_max_steps:
-                trainer.increment_step(len(new_step_infos))
+                trainer.increment_step(n_steps)
                 if trainer.is_ready_update():
                     with hierarchical_timer("update_policy"):
                         trainer.update_policy()
                     env.set_policy(brain_name, trainer.policy)
-        return len(new_step_infos)
+        return n_steps

@@ -9,6 +9,7 @@ import pytest
 from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.communicator_objects import CommandProto
 from mlagents.envs.env_manager import EnvManager, StepInfo
+from mlagents.envs.env_worker import WorkerError
 from mlagents.envs.environment import UnityEnvironment
 from mlagents.envs.exception import (
     UnityActionException,
@@ -18,7 +19,6 @@ from mlagents.envs.exception import (
 from mlagents.envs.mock_communicator import MockCommunicator
 from mlagents.envs.policy import Policy
 from mlagents.envs.simple_env_manager import SimpleEnvManager
-from mlagents.envs.subprocess_env_manager import WorkerError
 from mlagents.envs.timers import get_timer_tree, reset_timers
 
 BASIC_BUILD = Path(__file__).resolve().parents[4] / "example-envs" / "builds" / "Basic.x86_64"

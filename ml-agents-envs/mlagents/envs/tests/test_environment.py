@@ -3,6 +3,8 @@
 The same behaviour against a real build over real gRPC is in test_environment_build.py.
 """
 
+import logging
+
 import numpy as np
 import pytest
 
@@ -261,9 +263,10 @@ def test_reset_parameters(monkeypatch, caplog):
     comm = TwoBrainCommunicator()
     env = make_env(monkeypatch, comm)
     assert env.reset_parameters == pytest.approx({"gravity": 9.81, "scale": 1.0})
-    env.reset(
-        config={"gravity": 3, "scale": np.float64(2.5)}, custom_reset_parameters=CustomResetParameters()
-    )
+    with caplog.at_level(logging.INFO, logger="mlagents.envs"):
+        env.reset(
+            config={"gravity": 3, "scale": np.float64(2.5)}, custom_reset_parameters=CustomResetParameters()
+        )
     assert "Academy reset with parameters: gravity -> 3, scale -> 2.5" in caplog.text
     sent = comm.last_input.rl_input.environment_parameters
     assert dict(sent.float_parameters) == {"gravity": 3.0, "scale": 2.5}

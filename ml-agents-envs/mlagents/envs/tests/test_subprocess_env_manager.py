@@ -3,6 +3,8 @@
 import os
 import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -370,3 +372,26 @@ def test_close_cannot_hang_on_a_hung_build(basic_factory):
         elapsed = time.monotonic() - start
     assert elapsed < 10
     assert_nothing_survives(manager, children_before, factory.keywords["base_port"])
+
+
+@pytest.mark.parametrize("configured", [True, False])
+def test_workers_log_as_the_application_configured(configured, free_port_range):
+    """The library configures no logging; a worker shows its environment's records the way the
+    application (e.g. mlagents-learn) configured logging in the main process."""
+    setup = "import logging\nlogging.basicConfig(level=logging.INFO)\n" if configured else ""
+    script = (
+        f"{setup}"
+        "from functools import partial\n"
+        "from mlagents.envs.environment import UnityEnvironment\n"
+        "from mlagents.envs.subprocess_env_manager import SubprocessEnvManager\n"
+        "if __name__ == '__main__':\n"
+        f"    factory = partial(UnityEnvironment, {build('Basic')!r}, base_port={free_port_range(1)})\n"
+        "    manager = SubprocessEnvManager(factory, 1)\n"
+        "    try:\n"
+        "        manager.reset(config={})\n"
+        "    finally:\n"
+        "        manager.close()\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert ("started successfully!" in result.stderr) is configured

@@ -187,10 +187,12 @@ def test_append_rows_rejects_a_column_of_another_length():
 
 @pytest.mark.parametrize("space", ["discrete", "continuous"])
 def test_joined_transitions_of_several_environments_give_the_same_trajectories(ppo_params, space):
-    """What TrainerController does with the steps of one pass (one joined transition per brain)
-    leaves the trainer with the trajectories, bootstrapped returns and statistics of handing it the
-    environments' transitions one by one (statistics as means over the same agents)."""
-    from mlagents.envs.env_manager import StepInfo
+    """What an env manager hands TrainerController for the steps of one pass (one transition per
+    batched decision: the joined BrainInfo the policy saw, its unsplit outputs, the new BrainInfos
+    joined) leaves the trainer with the trajectories, bootstrapped returns and statistics of handing
+    it the environments' transitions one by one (statistics as means over the same agents)."""
+    from mlagents.envs.env_manager import StepBatch, StepInfo
+    from mlagents.envs.step_batching import StepBatcher
     from mlagents.trainers.trainer_controller import TrainerController
 
     brain = make_brain(space)
@@ -200,30 +202,38 @@ def test_joined_transitions_of_several_environments_give_the_same_trajectories(p
     rng = np.random.default_rng(11)
     workers = {w: [f"{w}-{a}" for a in AGENTS[: 2 + w]] for w in range(3)}
     current = {w: random_info(rng, brain, agents) for w, agents in workers.items()}
+    policies = {"Brain": one_by_one.policy}
+    batcher = StepBatcher()
+    actions = batcher.decide(policies, [(w, {"Brain": current[w]}) for w in workers])
     for step in range(30):
         # A pass brings the steps of some of the environments (at least one), in any order.
         ready = [w for w in rng.permutation(3).tolist() if rng.random() < 0.7] or [int(rng.integers(3))]
-        step_infos = []
+        steps = []
         for w in ready:
             # Now and then an agent is missing from the new observation.
             agents = [a for a in workers[w] if rng.random() < 0.9] if step % 4 == 3 else workers[w]
             following = random_info(rng, brain, agents)
-            action_info = one_by_one.policy.get_action(current[w])
-            step_infos.append(StepInfo({"Brain": current[w]}, {"Brain": following}, {"Brain": action_info}))
-            one_by_one.add_experiences({"Brain": current[w]}, {"Brain": following}, action_info.outputs)
-            one_by_one.process_experiences({"Brain": current[w]}, {"Brain": following})
+            steps.append((w, StepInfo({"Brain": current[w]}, {"Brain": following}, actions[w])))
             current[w] = following
-        transitions = TrainerController._transitions("Brain", step_infos)
-        assert len(transitions) == 1
-        previous, following, outputs = transitions[0]
-        assert previous["Brain"].agents == [
-            a for s in step_infos for a in s.previous_all_brain_info["Brain"].agents
-        ]
-        joined.add_experiences(previous, following, outputs)
-        joined.process_experiences(previous, following)
+        batches = batcher.collect(steps)
+        for batch in batches:
+            for step_info in batch.step_infos:
+                previous, following = step_info.previous_all_brain_info, step_info.current_all_brain_info
+                outputs = step_info.brain_name_to_action_info["Brain"].outputs
+                one_by_one.add_experiences(previous, following, outputs)
+                one_by_one.process_experiences(previous, following)
+        transitions = TrainerController._transitions("Brain", batches)
+        assert len(transitions) == len(batches)
+        for batch, (previous, following, outputs) in zip(batches, transitions):
+            assert previous["Brain"].agents == [
+                a for s in batch.step_infos for a in s.previous_all_brain_info["Brain"].agents
+            ]
+            joined.add_experiences(previous, following, outputs)
+            joined.process_experiences(previous, following)
+        actions.update(batcher.decide(policies, [(w, {"Brain": current[w]}) for w in sorted(ready)]))
         # A step without a decision (e.g. right after a reset) is handed over alone.
         alone = StepInfo(None, {"Brain": current[0]}, None)
-        assert TrainerController._transitions("Brain", [alone]) == []
+        assert TrainerController._transitions("Brain", [StepBatch(alone, [alone])]) == []
 
     assert sorted(joined.training_buffer) == sorted(one_by_one.training_buffer)
     for agent_id, expected in one_by_one.training_buffer.items():

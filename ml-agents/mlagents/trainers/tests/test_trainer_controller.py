@@ -3,6 +3,7 @@ written here that acts randomly and records what the controller asks of it."""
 
 import json
 import socket
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ from mlagents.envs.exception import UnityCommunicationException
 from mlagents.envs.policy import Policy
 from mlagents.envs.sampler_class import SamplerManager
 from mlagents.envs.simple_env_manager import SimpleEnvManager
+from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
 from mlagents.envs.timers import reset_timers
 from mlagents.trainers.meta_curriculum import MetaCurriculum
 from mlagents.trainers.trainer import Trainer
@@ -240,3 +242,48 @@ def test_curriculum_lessons_and_resampling(tmp_path):
     acc.Reload()
     lessons = {e.step: e.value for e in acc.Scalars("Environment/Lesson")}
     assert lessons[10] == 0 and lessons[20] == 1 and lessons[40] == 2
+
+
+class AgentRowsPolicy(RandomPolicy):
+    """RandomPolicy whose outputs also hold one row per agent: its id."""
+
+    def get_action(self, brain_info):
+        action_info = super().get_action(brain_info)
+        if action_info.outputs is None:
+            return action_info
+        return action_info._replace(outputs={"agent_ids": list(brain_info.agents)})
+
+
+class WorkerRecordingTrainer(RecordingTrainer):
+    """Records, for every transition it receives, the workers whose agents it holds, and checks that
+    the policy outputs it gets are those of exactly these agents."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.policy = AgentRowsPolicy(self.brain)
+        self.transition_workers = []
+
+    def add_experiences(self, curr_info, next_info, take_action_outputs):
+        previous, following = curr_info[self.brain_name], next_info[self.brain_name]
+        assert take_action_outputs["agent_ids"] == previous.agents
+        assert [a.split("-")[0] for a in following.agents] == [a.split("-")[0] for a in previous.agents]
+        self.transition_workers.append([agent.split("-")[0] for agent in previous.agents])
+        self.experiences += 1
+
+
+def test_several_environments_reach_the_trainer_as_the_manager_batched_them(tmp_path, free_port_range):
+    """With SubprocessEnvManager the trainer receives one transition per batched decision (the joined
+    BrainInfos and the policy's unsplit outputs, checked by RecordingTrainer), and every environment
+    step exactly once."""
+    factory = partial(
+        UnityEnvironment, str(BUILDS / "Basic.x86_64"), base_port=free_port_range(2), no_graphics=True
+    )
+    manager = SubprocessEnvManager(factory, 2)
+    brain = manager.external_brains["BasicLearning"]
+    trainer = WorkerRecordingTrainer(brain, params(tmp_path, "BasicLearning"), True)
+    make_controller(tmp_path, trainer).start_learning(manager)
+
+    assert trainer.get_step > 120
+    assert sum(len(workers) for workers in trainer.transition_workers) == trainer.get_step
+    for workers in trainer.transition_workers:
+        assert len(set(workers)) == len(workers) and set(workers) <= {"$0", "$1"}

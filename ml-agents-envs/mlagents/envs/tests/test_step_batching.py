@@ -2,14 +2,10 @@ import numpy as np
 import pytest
 
 from mlagents.envs.action_info import ActionInfo
-from mlagents.envs.brain import BrainInfo
+from mlagents.envs.brain import BrainInfo, concatenate_brain_infos
+from mlagents.envs.env_manager import StepInfo
 from mlagents.envs.policy import Policy
-from mlagents.envs.policy_batching import (
-    concatenate_brain_infos,
-    concatenate_outputs,
-    get_batched_actions,
-    split_action_info,
-)
+from mlagents.envs.step_batching import StepBatcher, split_action_info, take_action_rows
 
 
 def make_info(worker: int, n: int, memory_width: int = 0, cameras: int = 1) -> BrainInfo:
@@ -36,9 +32,11 @@ class RecordingPolicy(Policy):
 
     def __init__(self):
         self.calls = []
+        self.inputs = []
 
     def get_action(self, brain_info):
         self.calls.append(list(brain_info.agents))
+        self.inputs.append(brain_info)
         n = len(brain_info.agents)
         if n == 0:
             return ActionInfo([], [], [], None, None)
@@ -110,22 +108,16 @@ def test_split_action_info_gives_each_part_its_rows():
         assert part.outputs["entropy_scalar"] == np.float32(1.5)
 
 
-def test_concatenate_outputs_undoes_the_split():
+def test_take_action_rows_gathers_rows_in_the_given_order():
     policy = RecordingPolicy()
     infos = [make_info(0, 2), make_info(1, 1), make_info(2, 3)]
-    whole = policy.get_action(concatenate_brain_infos(infos)).outputs
-    parts = [part.outputs for part in split_action_info(ActionInfo(None, None, None, None, whole), [2, 1, 3])]
-    joined = concatenate_outputs(parts, [2, 1, 3])
-    np.testing.assert_array_equal(joined["log_probs"], whole["log_probs"])
-    np.testing.assert_array_equal(joined["value"]["extrinsic"], whole["value"]["extrinsic"])
-    np.testing.assert_array_equal(joined["value"]["curiosity"], whole["value"]["curiosity"])
-    assert joined["pre_action"] == whole["pre_action"]
-    assert joined["learning_rate"] == 0.0003 and joined["entropy_scalar"] == np.float32(1.5)
-    assert concatenate_outputs(parts[:1], [2]) is parts[0]
-    with pytest.raises(ValueError, match="different keys"):
-        concatenate_outputs([parts[0], {"log_probs": parts[1]["log_probs"]}], [2, 1])
-    with pytest.raises(ValueError, match="at least one part"):
-        concatenate_outputs([], [])
+    whole = policy.get_action(concatenate_brain_infos(infos))
+    part = take_action_rows(whole, 6, np.array([3, 0, 5]))
+    np.testing.assert_array_equal(part.action[:, 0], [200.5, 0.5, 202.5])
+    np.testing.assert_array_equal(part.outputs["value"]["extrinsic"], [600, 0, 606])
+    assert part.text == ["a200", "a0", "a202"]
+    assert part.outputs["pre_action"] == [200, 0, 202]
+    assert part.outputs["learning_rate"] == 0.0003
 
 
 def test_concatenate_keeps_rows_of_zero_width():
@@ -140,6 +132,11 @@ def test_split_of_an_empty_decision():
     assert parts == [ActionInfo([], [], [], None, None)] * 2
 
 
+def decide(batcher, policies, all_brain_infos):
+    per_env = batcher.decide(policies, list(enumerate(all_brain_infos)))
+    return [per_env[env_id] for env_id in range(len(all_brain_infos))]
+
+
 def test_one_policy_call_per_brain_for_all_environments():
     policy_a, policy_b = RecordingPolicy(), RecordingPolicy()
     all_brain_infos = [
@@ -147,7 +144,7 @@ def test_one_policy_call_per_brain_for_all_environments():
         {"A": make_info(1, 2), "B": make_info(1, 1), "NoPolicy": make_info(1, 1)},
         {"A": make_info(2, 1)},
     ]
-    results = get_batched_actions({"A": policy_a, "B": policy_b}, all_brain_infos)
+    results = decide(StepBatcher(), {"A": policy_a, "B": policy_b}, all_brain_infos)
     assert policy_a.calls == [["$0-0", "$1-0", "$1-1", "$2-0"]]
     assert policy_b.calls == [["$0-0", "$0-1", "$1-0"]]
     assert [set(result) for result in results] == [{"A", "B"}, {"A", "B"}, {"A"}]
@@ -160,8 +157,9 @@ def test_one_policy_call_per_brain_for_all_environments():
 def test_a_single_environment_gets_the_policy_result_unchanged():
     policy = RecordingPolicy()
     info = make_info(0, 2)
-    (result,) = get_batched_actions({"A": policy}, [{"A": info}])
+    (result,) = decide(StepBatcher(), {"A": policy}, [{"A": info}])
     assert policy.calls == [["$0-0", "$0-1"]]
+    assert policy.inputs[0] is info
     assert result["A"].outputs["learning_rate"] == 0.0003
 
 
@@ -171,4 +169,75 @@ def test_policy_errors_propagate():
             raise ValueError("policy broke")
 
     with pytest.raises(ValueError, match="policy broke"):
-        get_batched_actions({"A": FailingPolicy()}, [{"A": make_info(0, 1)}, {"A": make_info(1, 1)}])
+        decide(StepBatcher(), {"A": FailingPolicy()}, [{"A": make_info(0, 1)}, {"A": make_info(1, 1)}])
+
+
+def step(batcher, per_env_actions, previous, env_ids, code_offset):
+    """The StepInfos of ``env_ids`` finishing their step: new observations coded ``code_offset + env``."""
+    steps = []
+    for env_id in env_ids:
+        following = {"A": make_info(code_offset + env_id, 1 + env_id)}
+        steps.append((env_id, StepInfo(previous[env_id], following, per_env_actions[env_id])))
+        previous[env_id] = following
+    return batcher.collect(steps)
+
+
+def test_a_pass_where_every_environment_finishes_is_one_batch_joined_once():
+    policy = RecordingPolicy()
+    batcher = StepBatcher()
+    previous = {env_id: {"A": make_info(env_id, 1 + env_id)} for env_id in range(3)}
+    actions = batcher.decide({"A": policy}, list(previous.items()))
+    first_input = policy.inputs[-1]
+    decision = policy.get_action(first_input)
+    (batch,) = step(batcher, actions, previous, [2, 0, 1], 10)
+    # The trainer gets the BrainInfo the policy saw and its unsplit decision ...
+    assert batch.transition.previous_all_brain_info["A"] is first_input
+    np.testing.assert_array_equal(
+        batch.transition.brain_name_to_action_info["A"].outputs["log_probs"], decision.outputs["log_probs"]
+    )
+    # ... and the new observations joined in the same order (agents of environment 0, 1, 2).
+    current = batch.transition.current_all_brain_info["A"]
+    assert current.agents == ["$10-0", "$11-0", "$11-1", "$12-0", "$12-1", "$12-2"]
+    assert [s.current_all_brain_info["A"].agents[0] for s in batch.step_infos] == ["$10-0", "$11-0", "$12-0"]
+    # The next decision is taken on that joined BrainInfo: nothing is joined a second time.
+    batcher.decide({"A": policy}, [(env_id, previous[env_id]) for env_id in range(3)])
+    assert policy.inputs[-1] is current
+
+
+def test_environments_that_finish_apart_get_their_rows_of_each_decision():
+    policy = RecordingPolicy()
+    batcher = StepBatcher()
+    previous = {env_id: {"A": make_info(env_id, 1 + env_id)} for env_id in range(3)}
+    actions = batcher.decide({"A": policy}, list(previous.items()))
+    # Environment 1 is slow; 0 and 2 finish first and are decided for again.
+    (early,) = step(batcher, actions, previous, [2, 0], 10)
+    assert early.transition.previous_all_brain_info["A"].agents == ["$0-0", "$2-0", "$2-1", "$2-2"]
+    np.testing.assert_array_equal(
+        early.transition.brain_name_to_action_info["A"].outputs["log_probs"][:, 0], [0, 200, 201, 202]
+    )
+    assert early.transition.current_all_brain_info["A"].agents == ["$10-0", "$12-0", "$12-1", "$12-2"]
+    second = batcher.decide({"A": policy}, [(0, previous[0]), (2, previous[2])])
+    assert policy.inputs[-1] is early.transition.current_all_brain_info["A"]
+    actions.update(second)
+    # Then 1 (first decision) and 0 (second decision) finish in the same pass: two batches.
+    older, newer = step(batcher, actions, previous, [0, 1], 20)
+    assert older.transition.previous_all_brain_info["A"].agents == ["$1-0", "$1-1"]
+    np.testing.assert_array_equal(
+        older.transition.brain_name_to_action_info["A"].outputs["log_probs"][:, 0], [100, 101]
+    )
+    assert older.transition.current_all_brain_info["A"].agents == ["$21-0", "$21-1"]
+    assert newer.transition.previous_all_brain_info["A"].agents == ["$10-0"]
+    assert newer.transition.current_all_brain_info["A"].agents == ["$20-0"]
+    assert [len(batch.step_infos) for batch in (older, newer)] == [1, 1]
+
+
+def test_a_reset_forgets_decisions_and_observations():
+    policy = RecordingPolicy()
+    batcher = StepBatcher()
+    previous = {env_id: {"A": make_info(env_id, 1)} for env_id in range(2)}
+    actions = batcher.decide({"A": policy}, list(previous.items()))
+    step(batcher, actions, previous, [0, 1], 10)
+    batcher.reset()
+    fresh = [(env_id, {"A": make_info(30 + env_id, 1)}) for env_id in range(2)]
+    batcher.decide({"A": policy}, fresh)
+    assert policy.calls[-1] == ["$30-0", "$31-0"]

@@ -1,0 +1,247 @@
+"""The worker process of :class:`~mlagents.envs.subprocess_env_manager.SubprocessEnvManager` and
+the messages it exchanges with the manager.
+
+Each worker owns one environment, created in the worker by the pickled factory. Commands come on the
+worker's own duplex ``Pipe`` (:class:`EnvironmentCommand`); ``"step"`` results go on one queue shared
+by all workers, every other answer back on the pipe (:class:`EnvironmentResponse`). An exception in
+the worker travels as a :class:`WorkerError` and is raised again in the manager with its type.
+"""
+
+import logging
+import multiprocessing
+import pickle
+import signal
+import traceback
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any, NamedTuple
+
+import cloudpickle
+
+from mlagents.envs.base_unity_environment import BaseUnityEnvironment
+from mlagents.envs.brain import AllBrainInfo
+from mlagents.envs.env_manager import advance_environment
+from mlagents.envs.exception import UnityCommunicationException
+from mlagents.envs.timers import TimerNode, get_timer_root, reset_timers
+
+logger = logging.getLogger("mlagents.envs")
+
+
+class EnvironmentCommand(NamedTuple):
+    """A command from the manager to a worker (``"step"``, ``"reset"``, ``"external_brains"``,
+    ``"reset_parameters"``, ``"global_done"``, ``"close"``)."""
+
+    name: str
+    payload: Any = None
+
+
+class EnvironmentResponse(NamedTuple):
+    """A message from worker ``worker_id`` to the manager."""
+
+    name: str
+    worker_id: int
+    payload: Any
+
+
+class StepResponse(NamedTuple):
+    """Payload of a ``"step"`` response: the new observations and the worker's timers for that step."""
+
+    all_brain_info: AllBrainInfo
+    timer_root: TimerNode | None
+
+
+class WorkerError(NamedTuple):
+    """Payload of an ``"env_error"`` response: an exception raised in a worker.
+
+    :ivar pickled_exception: the exception's type, args and attributes, pickled; None when they do
+        not survive pickling.
+    :ivar exception_type: its qualified type name, e.g. ``"mlagents.envs.exception.UnityActionException"``.
+    :ivar message: ``str()`` of the exception.
+    :ivar traceback: the formatted traceback in the worker.
+    """
+
+    pickled_exception: bytes | None
+    exception_type: str
+    message: str
+    traceback: str
+
+    @staticmethod
+    def from_exception(exc: BaseException) -> "WorkerError":
+        exc_type = type(exc)
+        type_name = f"{exc_type.__module__}.{exc_type.__qualname__}"
+        formatted = "".join(traceback.format_exception(exc))
+        pickled: bytes | None = None
+        try:
+            # Type, args and attributes, rebuilt without calling __init__: exceptions whose __init__
+            # takes other arguments than their message (e.g. UnityWorkerInUseException) survive too.
+            candidate = pickle.dumps((exc_type, exc.args, dict(getattr(exc, "__dict__", {}))))
+            copy = _rebuild_exception(candidate)
+            if type(copy) is exc_type and str(copy) == str(exc):
+                pickled = candidate
+        except Exception:
+            pass
+        return WorkerError(pickled, type_name, str(exc), formatted)
+
+    def to_exception(self, worker_id: int) -> BaseException:
+        """The exception to raise in the main process: the original type when possible, else
+        UnityCommunicationException; the worker's traceback is attached as a note."""
+        note = f"Raised in UnityEnvironment worker {worker_id}. Traceback in the worker process:\n{self.traceback}"
+        if self.pickled_exception is not None:
+            try:
+                exc: BaseException | None = _rebuild_exception(self.pickled_exception)
+            except Exception:  # e.g. the type's module cannot be imported here
+                exc = None
+            if exc is not None:
+                exc.add_note(note)
+                return exc
+        error = UnityCommunicationException(
+            f"UnityEnvironment worker {worker_id} failed with {self.exception_type}: {self.message}"
+        )
+        error.add_note(note)
+        return error
+
+
+def _rebuild_exception(pickled: bytes) -> BaseException:
+    exc_type, args, attributes = pickle.loads(pickled)
+    if not (isinstance(exc_type, type) and issubclass(exc_type, BaseException)):
+        raise TypeError(f"not an exception type: {exc_type!r}")
+    exc = exc_type.__new__(exc_type, *args)
+    exc.args = args
+    exc.__dict__.update(attributes)
+    return exc
+
+
+def _raise_system_exit(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+class LoggingSetup(NamedTuple):
+    """How the manager's process shows log records, for a worker process to show its own alike.
+
+    A spawned worker starts with logging unconfigured: without this, what its environment logs
+    (e.g. "'Basic' started successfully!", "Academy reset with parameters: ...") would be lost
+    although the application (``mlagents-learn``) configured logging to show it.
+    """
+
+    root_level: int
+    logger_levels: dict[str, int]
+
+    @staticmethod
+    def of_this_process() -> "LoggingSetup | None":
+        """The setup of this process, or None when the application did not configure logging."""
+        if not logging.root.handlers:
+            return None
+        names = ("mlagents.envs", "mlagents.trainers")
+        return LoggingSetup(logging.root.level, {name: logging.getLogger(name).level for name in names})
+
+    def apply(self) -> None:
+        """Configure this process's logging alike (a process already configured keeps its handlers)."""
+        logging.basicConfig(level=self.root_level)
+        for name, level in self.logger_levels.items():
+            logging.getLogger(name).setLevel(level)
+
+
+def worker(
+    parent_conn: Connection,
+    step_queue: "multiprocessing.Queue[EnvironmentResponse]",
+    pickled_env_factory: bytes,
+    worker_id: int,
+    logging_setup: LoggingSetup | None = None,
+) -> None:
+    """Body of worker process ``worker_id``: create the environment, then serve commands until
+    ``"close"``. The environment is closed on every way out.
+
+    :param parent_conn: this worker's end of its pipe to the manager.
+    :param step_queue: the queue shared by all workers for ``"step"`` results.
+    :param pickled_env_factory: ``cloudpickle.dumps`` of a callable ``worker_id -> environment``.
+    :param worker_id: this worker's index (the factory uses it for the port: base_port + worker_id).
+    :param logging_setup: the manager's logging setup, applied here first (None: leave logging as is).
+    """
+    if logging_setup is not None:
+        logging_setup.apply()
+    # terminate() from the manager then still runs the finally block, which ends the build process.
+    signal.signal(signal.SIGTERM, _raise_system_exit)
+    env: BaseUnityEnvironment | None = None
+    command_name = "start"
+
+    def reply(name: str, payload: Any) -> None:
+        try:
+            parent_conn.send(EnvironmentResponse(name, worker_id, payload))
+        except (BrokenPipeError, EOFError, OSError) as error:
+            raise _ManagerGone() from error
+
+    try:
+        env_factory: Callable[[int], BaseUnityEnvironment] = cloudpickle.loads(pickled_env_factory)
+        env = env_factory(worker_id)
+        reply("ready", _build_pid(env))
+        while True:
+            try:
+                command: EnvironmentCommand = parent_conn.recv()
+            except (EOFError, OSError) as error:
+                raise _ManagerGone() from error
+            command_name = command.name
+            if command.name == "step":
+                all_brain_info = advance_environment(env, command.payload)
+                step_queue.put(
+                    EnvironmentResponse("step", worker_id, StepResponse(all_brain_info, get_timer_root()))
+                )
+                reset_timers()
+            elif command.name == "external_brains":
+                reply("external_brains", env.external_brains)
+            elif command.name == "reset_parameters":
+                reply("reset_parameters", env.reset_parameters)
+            elif command.name == "reset":
+                config, train_mode, custom_reset_parameters = command.payload
+                reply("reset", env.reset(config, train_mode, custom_reset_parameters))
+            elif command.name == "global_done":
+                reply("global_done", env.global_done)
+            elif command.name == "close":
+                break
+            else:
+                raise ValueError(
+                    f"Unknown command {command.name!r} sent to UnityEnvironment worker {worker_id}"
+                )
+    except KeyboardInterrupt:
+        # Ctrl-C reaches every process of the terminal's process group; the main process handles it.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        logger.info("UnityEnvironment worker %d: environment stopping.", worker_id)
+        _put_quietly(step_queue, EnvironmentResponse("env_close", worker_id, None))
+    except (SystemExit, _ManagerGone):
+        pass  # terminated by the manager, or the manager went away
+    except BaseException as exc:
+        report = EnvironmentResponse("env_error", worker_id, WorkerError.from_exception(exc))
+        if command_name == "step":
+            _put_quietly(step_queue, report)
+        else:
+            try:
+                parent_conn.send(report)
+            except (BrokenPipeError, EOFError, OSError):
+                pass
+    finally:
+        # Shutting down: a second Ctrl-C must not interrupt closing the environment.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if env is not None:
+            try:
+                env.close()
+            except Exception as exc:  # e.g. already closed by its own error handling
+                logger.debug("UnityEnvironment worker %d: close: %s", worker_id, exc)
+        step_queue.close()
+
+
+class _ManagerGone(Exception):
+    """The worker's pipe to the manager broke: the manager exited or closed."""
+
+
+def _build_pid(env: Any) -> int | None:
+    process = getattr(env, "proc1", None)
+    pid = getattr(process, "pid", None)
+    return pid if isinstance(pid, int) else None
+
+
+def _put_quietly(
+    step_queue: "multiprocessing.Queue[EnvironmentResponse]", response: EnvironmentResponse
+) -> None:
+    try:
+        step_queue.put(response)
+    except (OSError, ValueError):
+        pass
