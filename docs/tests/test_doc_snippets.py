@@ -213,8 +213,9 @@ def test_a_broken_snippet_fails_the_test(tmp_path: Path) -> None:
     assert "language label" in outcomes[8].detail
     assert outcomes[9].detail == "needs a real Unity build"
     assert len(report(outcomes)) == 5
-    # The listing of snippets not run is for the real pages.
+    # The listings of the terminal summary are for the real pages.
     NOT_RUN.remove(f"{outcomes[9].snippet.where}: needs a real Unity build")
+    DURATIONS[:] = [entry for entry in DURATIONS if not entry[1].startswith(str(page))]
 
 
 def test_the_learn_wrapper_lowers_the_budget_of_a_copy(
@@ -241,3 +242,18 @@ def test_the_learn_wrapper_lowers_the_budget_of_a_copy(
     assert yaml.safe_load(Path(args[2].split("=", 1)[1]).read_text())["resampling-interval"] == 100
     # A file that is missing passes through, for mlagents-learn to report.
     assert learn_wrapper.rewrite(["missing.yaml"]) == ["missing.yaml"]
+
+
+def test_the_resampling_check_fails_a_run_that_did_not_resample() -> None:
+    same = "INFO:mlagents.envs:Academy reset with parameters: mass -> 4.0, gravity -> 9.0, scale -> 1.5\n"
+    with pytest.raises(AssertionError, match="mass was not resampled"):
+        check_generalize_run_resamples(same * 4)
+    with pytest.raises(AssertionError):
+        check_generalize_run_resamples(same)  # too few resets
+    varied = "".join(
+        f"Academy reset with parameters: mass -> {1 + i}, gravity -> {7 + i}, scale -> {1 + i / 10}\n"
+        for i in range(4)
+    )
+    check_generalize_run_resamples(varied)
+    with pytest.raises(AssertionError):
+        check_generalize_run_resamples(varied.replace("mass -> 4", "mass -> 40"))  # out of range
