@@ -19,6 +19,7 @@ setup(
     extras_require={
         # grpcio-tools regenerates communicator_objects; pinned so the output matches the committed files.
         "protoc": ["grpcio-tools==1.85.1"],
-        "test": ["pytest>=8", "pytest-timeout>=2"],
+        # the test tools and the checks CI runs (ruff and mypy pinned: new releases bring new rules)
+        "test": ["pytest>=8", "pytest-timeout>=2", "ruff==0.17.6", "mypy==2.4.1"],
     },
 )
