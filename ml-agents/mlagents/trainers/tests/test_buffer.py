@@ -1,4 +1,4 @@
-"""Buffer semantics of 0.9 (spec trainers §3.8): fields, padding, sequences, shuffle, mini-batches."""
+"""Buffer semantics of 0.9: fields, padding, sequences, shuffle, mini-batches."""
 
 import io
 import random
