@@ -5,7 +5,6 @@ determinism, and the build over gRPC."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from mlagents.example_envs.pyramids import SQUARES, Pyramids, switch_then_gold
 from mlagents.example_envs.pyramids_physics import BrickPyramid
