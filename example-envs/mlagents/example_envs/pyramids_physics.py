@@ -111,8 +111,8 @@ GOLD_OFFSET = np.array([0.45, 6.0, 0.8])
 GOLD_HALF = 1.0
 PYRAMID_ROOT_Y = 2.0
 # Stone pyramids after settling, as four solid layers (their rings leave no gaps a 0.5 m
-# sphere or a 1 m agent passes): (x range, z range) relative to the root, layer centres at
-# 1, 2, 3 and 4 above the floor... 0.5 + 0.5 + layer.
+# sphere or a 1 m agent passes): (x range, z range) relative to the root; the layers rest on
+# each other, centres 1, 2, 3 and 4 m above the ground centre (0.5 m above its top and up).
 STONE_LAYERS: tuple[tuple[tuple[float, float], tuple[float, float]], ...] = (
     ((-1.84, 2.7), (-1.56, 3.12)),
     ((-1.32, 2.187), (-0.973, 2.621)),
@@ -173,6 +173,16 @@ class PlanarPyramidsWorld:
         self._switch_of[self._switch_geoms] = np.arange(num_areas)
         self._is_agent = np.zeros(self.model.ngeom, dtype=bool)
         self._is_agent[self._agent_geoms] = True
+        body = mujoco.mjtObj.mjOBJ_BODY
+        self._switch_mocap = self.model.body_mocapid[
+            [mujoco.mj_name2id(self.model, body, f"switch_body{a}") for a in range(num_areas)]
+        ]
+        self._stone_mocap = self.model.body_mocapid[
+            [
+                [mujoco.mj_name2id(self.model, body, f"stone_body{a}_{s}") for s in range(6)]
+                for a in range(num_areas)
+            ]
+        ]
         self._qpos[:] = self.origins[:, [0, 2]]
         mujoco.mj_forward(self.model, self.data)
 
@@ -235,20 +245,15 @@ class PlanarPyramidsWorld:
 
     def place_switches(self, areas: np.ndarray, positions: np.ndarray) -> None:
         """Move the switches of ``areas`` to Unity ``positions`` ``(k, 3)`` (their origins)."""
-        mocap = self.model.body_mocapid[
-            [mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, f"switch_body{a}") for a in areas]
-        ]
+        mocap = self._switch_mocap[areas]
         self.data.mocap_pos[mocap, 0] = positions[:, 0]
         self.data.mocap_pos[mocap, 1] = positions[:, 2]
 
     def place_stones(self, areas: np.ndarray, roots: np.ndarray) -> None:
         """Move the six stone pyramids of ``areas`` to the Unity roots ``(k, 6, 3)``."""
-        for a, area in enumerate(areas.tolist()):
-            for s in range(6):
-                body = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, f"stone_body{area}_{s}")
-                mocap = self.model.body_mocapid[body]
-                self.data.mocap_pos[mocap, 0] = roots[a, s, 0]
-                self.data.mocap_pos[mocap, 1] = roots[a, s, 2]
+        mocap = self._stone_mocap[areas]  # (k, 6)
+        self.data.mocap_pos[mocap, 0] = roots[..., 0]
+        self.data.mocap_pos[mocap, 1] = roots[..., 2]
 
     def add_velocity(self, areas: np.ndarray, delta_v: np.ndarray) -> None:
         """ForceMode.VelocityChange: add the horizontal part of Unity ``delta_v`` ``(k, 3)``."""

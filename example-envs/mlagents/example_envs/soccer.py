@@ -406,12 +406,14 @@ class SoccerTwos(Scene):
         self._ball_sphere = cast.add_spheres(
             w.ball_positions, np.full(NUM_FIELDS, w.ball_radius), "ball", fields
         )
+        # per team: index of its first agent sphere and its agents
+        self._team_spheres: list[tuple[int, np.ndarray]] = []
         for team, tag in ((0, "redAgent"), (1, "blueAgent")):
             members = np.flatnonzero(w.agent_team == team)
             first = cast.add_spheres(
                 w.agent_positions[members], np.full(members.size, AGENT_RADIUS), tag, w.agent_field[members]
             )
-            setattr(self, f"_team{team}_spheres", (first, members))
+            self._team_spheres.append((first, members))
         for center, half in WALLS:
             cast.add_boxes(self.origins + center, np.tile(half, (NUM_FIELDS, 1)), 0.0, "wall", fields)
         for (center, half), tag in ((RED_GOAL, "redGoal"), (BLUE_GOAL, "blueGoal")):
@@ -468,8 +470,7 @@ class SoccerTwos(Scene):
         cast.update_spheres(self._ball_sphere, w.ball_positions)
         cast.set_sphere_radii(self._ball_sphere, np.full(NUM_FIELDS, w.ball_radius))
         positions = w.agent_positions
-        for team in (0, 1):
-            first, members = getattr(self, f"_team{team}_spheres")
+        for first, members in self._team_spheres:
             cast.update_spheres(first, positions[members])
         obs = np.empty((agents.size, OBSERVATION_SIZE), dtype=np.float32)
         half = OBSERVATION_SIZE // 2
