@@ -20,6 +20,9 @@ SCENES: dict[str, str] = {
     "Hallway": "mlagents.example_envs.hallway:Hallway",
     "PushBlock": "mlagents.example_envs.push_block:PushBlock",
     "WallJump": "mlagents.example_envs.wall_jump:WallJump",
+    "FoodCollector": "mlagents.example_envs.food_collector:FoodCollector",
+    "Pyramids": "mlagents.example_envs.pyramids:Pyramids",
+    "SoccerTwos": "mlagents.example_envs.soccer:SoccerTwos",
 }
 
 for _name, _path in SCENES.items():
