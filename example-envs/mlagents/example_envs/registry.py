@@ -18,6 +18,8 @@ SCENES: dict[str, str] = {
     "Hallway": "mlagents.example_envs.hallway:Hallway",
     "PushBlock": "mlagents.example_envs.push_block:PushBlock",
     "WallJump": "mlagents.example_envs.wall_jump:WallJump",
+    "Bouncer": "mlagents.example_envs.bouncer:Bouncer",
+    "Tennis": "mlagents.example_envs.tennis:Tennis",
 }
 
 
