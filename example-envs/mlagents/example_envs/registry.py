@@ -19,6 +19,7 @@ SCENES: dict[str, str] = {
     "PushBlock": "mlagents.example_envs.push_block:PushBlock",
     "WallJump": "mlagents.example_envs.wall_jump:WallJump",
     "Bouncer": "mlagents.example_envs.bouncer:Bouncer",
+    "Reacher": "mlagents.example_envs.reacher:Reacher",
     "Tennis": "mlagents.example_envs.tennis:Tennis",
 }
 
