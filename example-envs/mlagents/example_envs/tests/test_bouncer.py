@@ -1,0 +1,215 @@
+"""Bouncer: brain and agent, decisions on landing only, the jump, rewards and done rules, the
+banana_scale reset parameter, the scripted jump against the benchmark, determinism, and the
+build over real gRPC."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mlagents.example_envs.bouncer import (
+    GRAVITY,
+    MAX_JUMPS,
+    Bouncer,
+    BouncerWorld,
+    bouncer_heuristic,
+)
+from mlagents.example_envs.sdk.local import LocalEnvironment
+
+BRAIN = "BouncerLearning"
+BENCHMARK = 10.0
+
+
+def random_actions(rng: np.random.Generator, k: int = 1) -> np.ndarray:
+    return rng.uniform(-1.0, 1.0, (k, 3)).astype(np.float32)
+
+
+def scene_of(env: LocalEnvironment) -> Bouncer:
+    scene = env.academy.scene
+    assert isinstance(scene, Bouncer)
+    return scene
+
+
+def test_brain_agent_reset_parameters_and_engine_configuration() -> None:
+    spec = Bouncer.spec()
+    assert spec.academy_name == "Academy"
+    (brain,) = spec.brains
+    assert brain.name == BRAIN
+    assert brain.vector_action_space_type == "continuous"
+    assert brain.vector_action_size == (3,)
+    assert brain.vector_observation_size == 6
+    assert brain.num_stacked_vector_observations == 3
+    assert brain.camera_resolutions == ()
+    (group,) = spec.agents
+    assert (group.count, group.max_step, group.decision_interval, group.on_demand) == (1, 0, 1, True)
+    assert spec.reset_parameters == {"banana_scale": 150.0}
+    assert spec.academy_max_steps == 0
+    c = spec.training_configuration
+    assert (c.width, c.height, c.quality_level, c.time_scale, c.target_frame_rate) == (80, 80, 1, 100.0, -1)
+
+
+def test_first_decision_comes_on_landing_with_positions_relative_to_the_origin() -> None:
+    env = LocalEnvironment("Bouncer", seed=0)
+    batch = env.reset()[BRAIN]
+    assert len(batch.agents) == 1
+    obs = batch.vector_observations
+    assert obs.shape == (1, 18)
+    assert np.all(obs[:, :12] == 0.0)  # the stack of a fresh episode
+    agent, banana = obs[0, 12:15], obs[0, 15:18]
+    # dropped from y = 2 onto the ground (top 0.5): the box centre rests at about 1.0
+    assert agent[1] == pytest.approx(1.0, abs=0.02)
+    assert np.all(np.abs(agent[[0, 2]]) <= 5.0)
+    assert np.all(np.abs(banana[[0, 2]]) <= 5.0) and 2.0 <= banana[1] <= 7.0
+    # the drop from y = 2 takes about sqrt(2 * 1 / 19.6) = 0.32 s = 16 physics steps
+    assert 14 <= env.academy.total_step_count <= 18
+
+
+@pytest.mark.parametrize("a1, a0", [(1.0, 0.0), (-1.0, 0.5)])
+def test_jump_is_a_velocity_change_of_ten_per_unit_and_the_next_decision_is_the_landing(
+    a1: float, a0: float
+) -> None:
+    env = LocalEnvironment("Bouncer", seed=1)
+    env.reset()
+    scene = scene_of(env)
+    scene.world.banana_position = np.array([0.0, 60.0, 0.0])  # out of reach
+    scene.world.place_agent(np.array([-5.0, 1.0, 0.0]))
+    start = env.academy.total_step_count
+    batch = env.step({BRAIN: np.array([[a0, a1, 0.0]], np.float32)})[BRAIN]
+    vertical = 10.0 * ((a1 + 1.0) / 2.0 + 1.0)
+    flight = 2.0 * vertical / GRAVITY  # back to the same height
+    steps = env.academy.total_step_count - start
+    assert steps == pytest.approx(flight / 0.02, abs=2)
+    agent = batch.vector_observations[0, -6:-3]
+    assert agent[0] == pytest.approx(-5.0 + 10.0 * a0 * steps * 0.02, abs=0.3)
+    # the action penalty -0.05 * mean(a^2) of that jump
+    assert batch.rewards[0] == pytest.approx(-0.05 * (a0 * a0 + a1 * a1) / 3.0, abs=1e-6)
+    assert not batch.local_done[0]
+
+
+def test_leaving_the_platform_costs_one_and_ends_the_episode() -> None:
+    env = LocalEnvironment("Bouncer", seed=2)
+    env.reset()
+    scene = scene_of(env)
+    scene.world.banana_position = np.array([0.0, 60.0, 0.0])
+    scene.world.place_agent(np.array([15.0, 1.0, 0.0]))
+    batch = env.step({BRAIN: np.array([[1.0, -1.0, 0.0]], np.float32)})[BRAIN]
+    assert batch.local_done[0] and not batch.max_reached[0]
+    assert batch.rewards[0] == pytest.approx(-1.0 - 0.05 * 2.0 / 3.0, abs=1e-6)
+    # the report comes at the first landing of the new episode, near the centre again
+    assert np.all(np.abs(batch.vector_observations[0, -6:-3][[0, 2]]) <= 5.0)
+    assert scene.jumps_left == 19
+
+
+def test_episode_ends_after_twenty_landings() -> None:
+    env = LocalEnvironment("Bouncer", seed=3)
+    env.reset()
+    scene = scene_of(env)
+    done_at = None
+    for decision in range(1, 25):
+        scene.world.banana_position = np.array([0.0, 60.0, 0.0])
+        batch = env.step({BRAIN: np.zeros((1, 3), np.float32)})[BRAIN]  # straight up, 15 m/s
+        if batch.local_done[0]:
+            done_at = decision
+            break
+    # the reset's landing was the first of 20; the 19th jump lands for the 20th time
+    assert done_at == 19
+    assert batch.rewards[0] == 0.0  # a zero action costs nothing
+    assert scene.jumps_left == MAX_JUMPS  # reset in the same tick as the last landing
+
+
+def test_touching_the_banana_pays_one_and_moves_it() -> None:
+    env = LocalEnvironment("Bouncer", seed=4)
+    env.reset()
+    scene = scene_of(env)
+    scene.world.place_agent(np.array([0.0, 1.0, 0.0]))
+    scene.world.banana_position = np.array([0.0, 5.0, 0.0])
+    batch = env.step({BRAIN: np.array([[0.0, 0.0, 0.0]], np.float32)})[BRAIN]  # 15 m/s up: apex at 6.7
+    assert batch.rewards[0] == pytest.approx(1.0)  # a zero action costs nothing
+    assert not np.allclose(scene.world.banana_position, [0.0, 5.0, 0.0])
+    np.testing.assert_allclose(batch.vector_observations[0, -3:], scene.world.banana_position, atol=1e-6)
+
+
+def test_banana_scale_sets_the_trigger_box_at_reset() -> None:
+    world = BouncerWorld()
+    world.banana_yaw = 0.0
+    world.banana_position = np.array([0.0, 4.0, 0.0])
+    centre, half = world.banana_box()
+    np.testing.assert_allclose(centre, [0.0, 4.6, 0.075])
+    np.testing.assert_allclose(half, [1.5, 1.5, 3.0])
+    world.place_agent(np.array([0.0, 4.6 + 1.5 + 0.49, 0.0]))
+    assert world.touches_banana()
+    world.place_agent(np.array([0.0, 4.6 + 1.5 + 0.51, 0.0]))
+    assert not world.touches_banana() and world.ray_hits()  # the landing ray sees the trigger
+    # turned by 90 degrees the long side lies along x
+    world.banana_yaw = 90.0
+    world.place_agent(np.array([3.2, 4.6, 0.0]))
+    assert world.touches_banana()
+    world.banana_yaw = 0.0
+    assert not world.touches_banana()
+
+    env = LocalEnvironment("Bouncer", seed=5)
+    env.reset({"banana_scale": 300.0})
+    _, half = scene_of(env).world.banana_box()
+    np.testing.assert_allclose(half, [3.0, 3.0, 6.0])
+    with pytest.raises(ValueError, match="banana_scale"):
+        env.reset({"banana_scale": 0.0})
+
+
+def test_heuristic_reaches_the_benchmark(run_episodes) -> None:
+    env = LocalEnvironment("Bouncer", seed=6)
+    returns, _ = run_episodes(
+        env, BRAIN, lambda b: bouncer_heuristic(b.vector_observations), 2000, episodes=20
+    )
+    assert len(returns) >= 20
+    assert np.mean(returns) >= 0.8 * BENCHMARK, returns
+
+
+def test_random_policy_stays_far_below_the_benchmark(run_episodes) -> None:
+    rng = np.random.default_rng(0)
+    env = LocalEnvironment("Bouncer", seed=7)
+    returns, _ = run_episodes(env, BRAIN, lambda b: random_actions(rng), 2000, episodes=30)
+    assert len(returns) >= 30
+    assert np.mean(returns) < 0.1 * BENCHMARK, returns
+
+
+def test_same_seed_same_episode_other_seed_other_episode(roll_out, assert_reproducible) -> None:
+    def trajectory(seed: int) -> np.ndarray:
+        rng = np.random.default_rng(7)
+        batches = roll_out(LocalEnvironment("Bouncer", seed=seed), BRAIN, lambda _: random_actions(rng), 40)
+        return np.concatenate([np.concatenate([b.vector_observations.ravel(), b.rewards]) for b in batches])
+
+    assert_reproducible(trajectory)
+
+
+def test_build_over_grpc_matches_the_in_process_scene(open_build, assert_wire_matches_local) -> None:
+    env = open_build("Bouncer", seed=3)
+    assert env.academy_name == "Academy"
+    assert env.external_brain_names == [BRAIN]
+    params = env.brains[BRAIN]
+    assert params.vector_action_space_type == "continuous"
+    assert params.vector_action_space_size == [3]
+    assert params.vector_observation_space_size == 6
+    assert params.num_stacked_vector_observations == 3
+    assert env.reset_parameters == pytest.approx({"banana_scale": 150.0})
+
+    def decide(infos):  # type: ignore[no-untyped-def]
+        return {BRAIN: bouncer_heuristic(infos[BRAIN].vector_observations)}
+
+    local = LocalEnvironment("Bouncer", seed=3)
+    assert_wire_matches_local(
+        env, local, [BRAIN], decide, 40, obs_atol=1e-5, reward_atol=1e-6, config={"banana_scale": 200.0}
+    )
+    _, half = scene_of(local).world.banana_box()
+    np.testing.assert_allclose(half, [2.0, 2.0, 4.0])
+
+
+def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
+    workers = two_workers("Bouncer", {BRAIN: lambda info: bouncer_heuristic(info.vector_observations)})
+    observations = [infos[BRAIN].vector_observations for infos in workers.first]
+    assert all(obs.shape == (1, 18) for obs in observations)
+    assert not np.allclose(observations[0], observations[1])  # worker seeds differ
+    rewards = []
+    for infos in workers.transitions(40):
+        assert len(infos[BRAIN].agents) == 1
+        rewards.append(float(infos[BRAIN].rewards[0]))
+    assert max(rewards) > 0.5  # the scripted jumps catch bananas through the workers too

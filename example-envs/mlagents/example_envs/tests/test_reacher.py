@@ -1,0 +1,190 @@
+"""Reacher: brain and agents, the observation layout, goal motion, torques and the 7 rad/s cap,
+the reward, reset parameters, the scripted reach against the benchmark, determinism, and the
+build over real gRPC."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mlagents.example_envs.reacher import MAX_ANGULAR_SPEED, Reacher, ReacherWorld, reacher_heuristic
+from mlagents.example_envs.sdk.local import LocalEnvironment
+
+BRAIN = "ReacherLearning"
+BENCHMARK = 30.0
+N = 20
+DEFAULTS = {"goal_size": 5.0, "goal_speed": 1.0, "gravity": 9.81, "deviation": 0.0, "deviation_freq": 0.0}
+
+
+def random_actions(rng: np.random.Generator, k: int = N) -> np.ndarray:
+    return rng.uniform(-1.0, 1.0, (k, 4)).astype(np.float32)
+
+
+def scene_of(env: LocalEnvironment) -> Reacher:
+    scene = env.academy.scene
+    assert isinstance(scene, Reacher)
+    return scene
+
+
+def test_brain_agents_reset_parameters_and_engine_configuration() -> None:
+    spec = Reacher.spec()
+    assert spec.academy_name == "Academy"
+    (brain,) = spec.brains
+    assert brain.name == BRAIN
+    assert brain.vector_action_space_type == "continuous"
+    assert brain.vector_action_size == (4,)
+    assert brain.vector_observation_size == 33
+    assert brain.num_stacked_vector_observations == 1
+    (group,) = spec.agents
+    assert (group.count, group.max_step, group.decision_interval, group.on_demand) == (20, 4000, 4, False)
+    assert spec.academy_max_steps == 0
+    assert spec.reset_parameters == DEFAULTS
+    c = spec.training_configuration
+    assert (c.width, c.height, c.quality_level, c.time_scale, c.target_frame_rate) == (80, 80, 0, 100.0, 60)
+
+
+def test_observation_layout_of_the_hanging_arm() -> None:
+    env = LocalEnvironment("Reacher", seed=0)
+    obs = env.reset()[BRAIN].vector_observations
+    assert obs.shape == (N, 33)
+    np.testing.assert_allclose(obs[:, 0:3], np.tile([0.0, -4.0, 0.0], (N, 1)), atol=1e-6)
+    np.testing.assert_allclose(obs[:, 13:16], np.tile([0.0, -10.0, 0.0], (N, 1)), atol=1e-6)
+    # both segments turned 180 degrees about x (local up points down), at rest
+    for start in (3, 16):
+        np.testing.assert_allclose(
+            np.abs(obs[:, start : start + 4]), np.tile([1.0, 0, 0, 0], (N, 1)), atol=1e-6
+        )
+    np.testing.assert_allclose(obs[:, [7, 8, 9, 10, 11, 12, 20, 21, 22, 23, 24, 25]], 0.0, atol=1e-6)
+    goal = obs[:, 26:29]
+    np.testing.assert_allclose(np.hypot(goal[:, 0], goal[:, 2]), 8.0, atol=1e-5)
+    np.testing.assert_allclose(goal[:, 1], 0.0)
+    np.testing.assert_allclose(obs[:, 29:32], np.tile([0.0, 1.0, 0.0], (N, 1)))  # the hand, in B's frame
+    assert np.all(np.abs(obs[:, 32]) <= 1.0) and np.ptp(obs[:, 32]) > 0.5
+    # theta is a whole number of degrees
+    theta = np.degrees(np.arctan2(goal[:, 0], goal[:, 2])) % 360.0
+    np.testing.assert_allclose(theta, np.round(theta), atol=1e-3)
+
+
+def test_goal_turns_by_its_speed_every_physics_step() -> None:
+    env = LocalEnvironment("Reacher", seed=1)
+    first = env.reset()[BRAIN].vector_observations
+    second = env.step({BRAIN: np.zeros((N, 4), np.float32)})[BRAIN].vector_observations
+    before = np.degrees(np.arctan2(first[:, 26], first[:, 28]))
+    after = np.degrees(np.arctan2(second[:, 26], second[:, 28]))
+    turned = (after - before + 180.0) % 360.0 - 180.0
+    np.testing.assert_allclose(turned, 4 * first[:, 32], atol=1e-3)  # 4 physics steps per decision
+
+
+def test_torques_turn_the_segments_the_unity_way_and_speed_is_capped() -> None:
+    world = ReacherWorld()
+    world.set_gravity(0.0)
+    torques = np.zeros((N, 2, 3))
+    torques[:10, 0, 0] = 150.0  # about +x: down turns toward -z
+    torques[10:, 0, 2] = 150.0  # about +z: down turns toward +x
+    for _ in range(5):
+        world.apply_torques(np.arange(N), torques)
+        world.step()
+    positions = world.positions()
+    assert np.all(positions[:10, 0, 2] < -0.1) and np.allclose(positions[:10, 0, 0], 0.0, atol=1e-9)
+    assert np.all(positions[10:, 0, 0] > 0.1) and np.allclose(positions[10:, 0, 2], 0.0, atol=1e-9)
+    omega = world.angular_velocities()
+    assert np.all(omega[:10, 0, 0] > 0.0) and np.all(omega[10:, 0, 2] > 0.0)
+    # full torque on both segments for 2 s: every segment stays at or below 7 rad/s
+    torques[:, 1] = torques[:, 0]
+    fastest = 0.0
+    for _ in range(100):
+        world.apply_torques(np.arange(N), torques)
+        world.step()
+        fastest = max(fastest, float(np.linalg.norm(world.angular_velocities(), axis=2).max()))
+    assert MAX_ANGULAR_SPEED - 0.5 < fastest <= MAX_ANGULAR_SPEED + 1e-6
+
+
+def test_reward_while_the_hand_overlaps_the_goal_and_reset_parameters() -> None:
+    env = LocalEnvironment("Reacher", seed=2)
+    # deviation -13 with frequency 0 puts the goal 13 below the root, 8 beside the hanging hand
+    still = np.zeros((N, 4), np.float32)
+    env.reset({"deviation": -13.0, "gravity": 0.0, "goal_size": 16.0})
+    batch = env.step({BRAIN: still})[BRAIN]
+    np.testing.assert_allclose(batch.vector_observations[:, 27], -13.0, atol=1e-5)
+    np.testing.assert_allclose(batch.rewards, 0.04, atol=1e-6)  # radius 1 + 8 reaches 8 away
+    assert not batch.local_done.any()
+    env.reset({"goal_size": 12.0})  # radius 1 + 6 does not
+    batch = env.step({BRAIN: still})[BRAIN]
+    np.testing.assert_allclose(batch.rewards, 0.0)
+    scene = scene_of(env)
+    assert scene.world.model.opt.gravity[2] == 0.0
+    env.reset({"goal_speed": 0.0, "deviation": 2.0, "deviation_freq": 1.0})
+    obs = env.step({BRAIN: still})[BRAIN].vector_observations
+    np.testing.assert_allclose(obs[:, 32], 0.0)
+    theta = np.arctan2(obs[:, 26], obs[:, 28])
+    np.testing.assert_allclose(obs[:, 27], 2.0 * np.cos(theta), atol=1e-5)
+    with pytest.raises(ValueError, match="goal_size"):
+        env.reset({"goal_size": 0.0})
+
+
+def test_gravity_pulls_a_raised_arm_down() -> None:
+    env = LocalEnvironment("Reacher", seed=3)
+    env.reset({"gravity": 9.81})
+    world = scene_of(env).world
+    world._qpos[:, 0, 1] = np.pi / 2  # A turned up to horizontal
+    world._update_frames()
+    before = world.positions()[:, 0, 1].copy()
+    env.step({BRAIN: np.zeros((N, 4), np.float32)})
+    assert np.all(world.positions()[:, 0, 1] < before - 0.01)
+
+
+def test_heuristic_reaches_the_benchmark(run_episodes) -> None:
+    env = LocalEnvironment("Reacher", seed=0)
+    returns, timeouts = run_episodes(env, BRAIN, lambda b: reacher_heuristic(b.vector_observations), 1002)
+    assert len(returns) == N and all(timeouts)  # episodes end by the 4000-step limit only
+    assert np.mean(returns) >= 0.8 * BENCHMARK, np.round(returns, 1)
+
+
+def test_random_policy_stays_far_below_the_benchmark(run_episodes) -> None:
+    rng = np.random.default_rng(0)
+    env = LocalEnvironment("Reacher", seed=4)
+    returns, _ = run_episodes(env, BRAIN, lambda b: random_actions(rng, len(b.agents)), 1002)
+    assert len(returns) == N
+    assert np.mean(returns) < 0.1 * BENCHMARK, np.mean(returns)
+
+
+def test_same_seed_same_episode_other_seed_other_episode(roll_out, assert_reproducible) -> None:
+    def trajectory(seed: int) -> np.ndarray:
+        rng = np.random.default_rng(7)
+        batches = roll_out(LocalEnvironment("Reacher", seed=seed), BRAIN, lambda _: random_actions(rng), 30)
+        return np.stack([np.concatenate([b.vector_observations.ravel(), b.rewards]) for b in batches])
+
+    assert_reproducible(trajectory)
+
+
+def test_build_over_grpc_matches_the_in_process_scene(open_build, assert_wire_matches_local) -> None:
+    env = open_build("Reacher", seed=3)
+    assert env.academy_name == "Academy"
+    params = env.brains[BRAIN]
+    assert params.vector_action_space_type == "continuous"
+    assert params.vector_action_space_size == [4]
+    assert params.vector_observation_space_size == 33
+    assert params.num_stacked_vector_observations == 1
+    assert env.reset_parameters == pytest.approx(DEFAULTS)
+
+    def decide(infos):  # type: ignore[no-untyped-def]
+        assert len(infos[BRAIN].agents) == N
+        return {BRAIN: reacher_heuristic(infos[BRAIN].vector_observations)}
+
+    local = LocalEnvironment("Reacher", seed=3)
+    assert_wire_matches_local(
+        env, local, [BRAIN], decide, 40, obs_atol=1e-4, reward_atol=1e-6, config={"goal_size": 6.0}
+    )
+    np.testing.assert_allclose(scene_of(local).goal_size, 6.0)
+
+
+def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
+    workers = two_workers("Reacher", {BRAIN: lambda info: reacher_heuristic(info.vector_observations)})
+    observations = [infos[BRAIN].vector_observations for infos in workers.first]
+    assert all(obs.shape == (N, 33) for obs in observations)
+    assert not np.allclose(observations[0], observations[1])  # worker seeds differ
+    total = 0.0
+    for infos in workers.transitions(80):
+        assert len(infos[BRAIN].agents) == N
+        total += float(np.sum(infos[BRAIN].rewards))
+    assert total > 1.0  # the scripted reach scores through the workers too
