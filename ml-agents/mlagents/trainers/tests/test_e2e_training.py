@@ -10,6 +10,7 @@ and exporting before exiting without leftover processes.
 import json
 import os
 import re
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -174,8 +175,11 @@ def test_timers_json(first_run):
     assert gauges["BasicLearning.mean_reward"]["count"] == FIRST_RUN_STEPS // 1000
 
 
-def test_load_continues_the_run(first_run, free_port_range):
-    cwd, _, _ = first_run
+def test_load_continues_the_run(first_run, free_port_range, tmp_path):
+    # The continued run writes models, summaries and timers: it works on a copy of the first run's
+    # folder, which the other tests of this module read in any order.
+    cwd = tmp_path / "continued"
+    shutil.copytree(first_run[0], cwd)
     (cwd / "config_more.yaml").write_text(basic_config(FIRST_RUN_STEPS + 1500))
     port = free_port_range(2)
     run = LearnProcess(
