@@ -21,6 +21,7 @@ import os
 import pickle
 import queue
 import signal
+import socket
 import time
 import traceback
 from collections.abc import Callable
@@ -134,6 +135,48 @@ def _raise_system_exit(signum: int, frame: Any) -> None:
     raise SystemExit(128 + signum)
 
 
+class _InterruptRequest:
+    """Ctrl-C (SIGINT) in a worker, recorded and acted on between two commands.
+
+    Raising KeyboardInterrupt from the signal handler, wherever the worker happens to be, is not
+    safe: during start-up it escapes the worker with a traceback and exit code -2, while the worker
+    reports an error or closes its environment it escapes the clean-up, and inside a ``__del__`` it
+    is printed and lost. The handler therefore only records the request; the signal also wakes the
+    worker's wait for its next command (``signal.set_wakeup_fd``), so an idle worker stops at once
+    and a busy one after its current command.
+    """
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._reader, self._writer = socket.socketpair()
+        self._reader.setblocking(False)
+        self._writer.setblocking(False)
+        signal.set_wakeup_fd(self._writer.fileno())
+        signal.signal(signal.SIGINT, self._record)
+
+    def _record(self, signum: int, frame: Any) -> None:
+        self.requested = True
+
+    def wait_for_command(self, conn: Connection) -> bool:
+        """Block until ``conn`` has a message (True) or an interrupt was requested (False)."""
+        while not self.requested:
+            ready = wait_for_objects([conn, self._reader])
+            if self._reader in ready:
+                try:
+                    while self._reader.recv(512):
+                        pass
+                except (BlockingIOError, InterruptedError):
+                    pass
+            if conn in ready and not self.requested:
+                return True
+        return False
+
+
+def _unblock_sigint() -> None:
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def worker(
     parent_conn: Connection,
     step_queue: "multiprocessing.Queue[EnvironmentResponse]",
@@ -150,6 +193,10 @@ def worker(
     """
     # terminate() from the manager then still runs the finally block, which ends the build process.
     signal.signal(signal.SIGTERM, _raise_system_exit)
+    # The manager starts workers with SIGINT blocked: a Ctrl-C that came during the interpreter's
+    # start-up is pending and lands here, in the handler that only records it.
+    interrupt = _InterruptRequest()
+    _unblock_sigint()
     env: BaseUnityEnvironment | None = None
     command_name = "start"
 
@@ -162,8 +209,12 @@ def worker(
     try:
         env_factory: Callable[[int], BaseUnityEnvironment] = cloudpickle.loads(pickled_env_factory)
         env = env_factory(worker_id)
+        if interrupt.requested:
+            raise KeyboardInterrupt
         reply("ready", _build_pid(env))
         while True:
+            if not interrupt.wait_for_command(parent_conn):
+                raise KeyboardInterrupt
             try:
                 command: EnvironmentCommand = parent_conn.recv()
             except (EOFError, OSError) as error:
@@ -192,7 +243,6 @@ def worker(
                 )
     except KeyboardInterrupt:
         # Ctrl-C reaches every process of the terminal's process group; the main process handles it.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
         logger.info("UnityEnvironment worker %d: environment stopping.", worker_id)
         _put_quietly(step_queue, EnvironmentResponse("env_close", worker_id, None))
     except (SystemExit, _ManagerGone):
@@ -207,8 +257,6 @@ def worker(
             except (BrokenPipeError, EOFError, OSError):
                 pass
     finally:
-        # Shutting down: a second Ctrl-C must not interrupt closing the environment.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
         if env is not None:
             try:
                 env.close()
@@ -219,6 +267,10 @@ def worker(
 
 class _ManagerGone(Exception):
     """The worker's pipe to the manager broke: the manager exited or closed."""
+
+
+class _PipeClosed(UnityCommunicationException):
+    """The manager's pipe to a worker broke: the worker exited (its reason may be on the step queue)."""
 
 
 def _build_pid(env: Any) -> int | None:
@@ -285,9 +337,7 @@ class UnityEnvWorker:
         try:
             response: EnvironmentResponse = self.conn.recv()
         except (BrokenPipeError, EOFError, OSError) as error:
-            raise UnityCommunicationException(
-                "UnityEnvironment worker: recv failed. " + self.describe_exit()
-            ) from error
+            raise _PipeClosed("UnityEnvironment worker: recv failed. " + self.describe_exit()) from error
         if response.name == "env_error":
             raise response.payload.to_exception(self.worker_id)
         return response
@@ -427,7 +477,15 @@ class SubprocessEnvManager(EnvManager):
             name=f"UnityEnvWorker-{worker_id}",
             daemon=True,
         )
-        process.start()
+        # The worker inherits a blocked SIGINT until its handler is in place (see worker()): a
+        # Ctrl-C during its start-up then neither kills it with a traceback nor skips its clean-up.
+        blocked = hasattr(signal, "pthread_sigmask")
+        previous_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocked else None
+        try:
+            process.start()
+        finally:
+            if previous_mask is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, previous_mask)
         # Only the worker may hold its end: then a dead worker shows as end-of-file, not as silence.
         child_conn.close()
         return UnityEnvWorker(process, worker_id, parent_conn)
@@ -441,8 +499,7 @@ class SubprocessEnvManager(EnvManager):
             for ready in wait_for_objects(waitables, timeout=LIVENESS_CHECK_INTERVAL):
                 if isinstance(ready, Connection) and ready in pending:
                     worker = pending.pop(ready)
-                    response = worker.recv()
-                    worker.build_pid = response.payload
+                    worker.build_pid = self._recv_from(worker).payload
                 elif ready in by_sentinel:
                     worker = by_sentinel[ready]
                     if worker.conn in pending and not worker.poll(0):
@@ -613,7 +670,12 @@ class SubprocessEnvManager(EnvManager):
         while not worker.poll(LIVENESS_CHECK_INTERVAL):
             if not worker.process.is_alive() and not worker.poll(0):
                 self._worker_failed(worker)
-        return worker.recv()
+        try:
+            return worker.recv()
+        except _PipeClosed:
+            # The worker exited without answering: after a Ctrl-C it said so on the step queue (a
+            # closed pipe can be seen before that message arrives), after a crash nothing is there.
+            self._worker_failed(worker)
 
     def _worker_failed(self, worker: UnityEnvWorker) -> NoReturn:
         """Raise the best explanation for a worker that stopped: the error it reported on either
