@@ -393,6 +393,21 @@ class UnityEnvWorker:
         self.conn.close()
 
 
+def _end_worker_processes(workers: list[UnityEnvWorker], grace: float = 3.0) -> None:
+    """SIGTERM every running worker, wait up to ``grace`` seconds for all of them together, then
+    SIGKILL the ones left and wait again."""
+    for end in (BaseProcess.terminate, BaseProcess.kill):
+        running = [worker.process for worker in workers if worker.process.is_alive()]
+        for process in running:
+            end(process)
+        deadline = time.monotonic() + grace
+        while running and time.monotonic() < deadline:
+            wait_for_objects([process.sentinel for process in running], timeout=deadline - time.monotonic())
+            running = [process for process in running if process.is_alive()]
+        for process in running:
+            process.join(0)
+
+
 class SubprocessEnvManager(EnvManager):
     """Runs ``n_env`` environments, each in its own worker process, and steps them asynchronously.
 
@@ -569,8 +584,10 @@ class SubprocessEnvManager(EnvManager):
             self._discard_queued_responses()
             wait_for_objects([env_worker.process.sentinel for env_worker in running], timeout=0.1)
             running = [env_worker for env_worker in running if env_worker.process.is_alive()]
+        # All at once: ending them one by one would add each one's SIGTERM grace to the wait.
+        _end_worker_processes(self.env_workers)
         for env_worker in self.env_workers:
-            env_worker.kill()
+            env_worker.kill()  # now only ends a build a killed worker left, and closes the pipe
         self._discard_queued_responses()
         self.step_queue.close()
         self.step_queue.join_thread()
