@@ -11,9 +11,11 @@ import logging
 import multiprocessing
 import pickle
 import signal
+import socket
 import traceback
 from collections.abc import Callable
 from multiprocessing.connection import Connection
+from multiprocessing.connection import wait as wait_for_objects
 from typing import Any, NamedTuple
 
 import cloudpickle
@@ -141,6 +143,48 @@ class LoggingSetup(NamedTuple):
             logging.getLogger(name).setLevel(level)
 
 
+class _InterruptRequest:
+    """Ctrl-C (SIGINT) in a worker, recorded and acted on between two commands.
+
+    Raising KeyboardInterrupt from the signal handler, wherever the worker happens to be, is not
+    safe: during start-up it escapes the worker with a traceback and exit code -2, while the worker
+    reports an error or closes its environment it escapes the clean-up, and inside a ``__del__`` it
+    is printed and lost. The handler therefore only records the request; the signal also wakes the
+    worker's wait for its next command (``signal.set_wakeup_fd``), so an idle worker stops at once
+    and a busy one after its current command.
+    """
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._reader, self._writer = socket.socketpair()
+        self._reader.setblocking(False)
+        self._writer.setblocking(False)
+        signal.set_wakeup_fd(self._writer.fileno())
+        signal.signal(signal.SIGINT, self._record)
+
+    def _record(self, signum: int, frame: Any) -> None:
+        self.requested = True
+
+    def wait_for_command(self, conn: Connection) -> bool:
+        """Block until ``conn`` has a message (True) or an interrupt was requested (False)."""
+        while not self.requested:
+            ready = wait_for_objects([conn, self._reader])
+            if self._reader in ready:
+                try:
+                    while self._reader.recv(512):
+                        pass
+                except (BlockingIOError, InterruptedError):
+                    pass
+            if conn in ready and not self.requested:
+                return True
+        return False
+
+
+def _unblock_sigint() -> None:
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def worker(
     parent_conn: Connection,
     step_queue: "multiprocessing.Queue[EnvironmentResponse]",
@@ -161,6 +205,10 @@ def worker(
         logging_setup.apply()
     # terminate() from the manager then still runs the finally block, which ends the build process.
     signal.signal(signal.SIGTERM, _raise_system_exit)
+    # The manager starts workers with SIGINT blocked: a Ctrl-C that came during the interpreter's
+    # start-up is pending and lands here, in the handler that only records it.
+    interrupt = _InterruptRequest()
+    _unblock_sigint()
     env: BaseUnityEnvironment | None = None
     command_name = "start"
 
@@ -173,8 +221,12 @@ def worker(
     try:
         env_factory: Callable[[int], BaseUnityEnvironment] = cloudpickle.loads(pickled_env_factory)
         env = env_factory(worker_id)
+        if interrupt.requested:
+            raise KeyboardInterrupt
         reply("ready", _build_pid(env))
         while True:
+            if not interrupt.wait_for_command(parent_conn):
+                raise KeyboardInterrupt
             try:
                 command: EnvironmentCommand = parent_conn.recv()
             except (EOFError, OSError) as error:
@@ -203,7 +255,6 @@ def worker(
                 )
     except KeyboardInterrupt:
         # Ctrl-C reaches every process of the terminal's process group; the main process handles it.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
         logger.info("UnityEnvironment worker %d: environment stopping.", worker_id)
         _put_quietly(step_queue, EnvironmentResponse("env_close", worker_id, None))
     except (SystemExit, _ManagerGone):
@@ -218,8 +269,6 @@ def worker(
             except (BrokenPipeError, EOFError, OSError):
                 pass
     finally:
-        # Shutting down: a second Ctrl-C must not interrupt closing the environment.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
         if env is not None:
             try:
                 env.close()

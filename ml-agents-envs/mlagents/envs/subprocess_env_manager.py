@@ -89,6 +89,10 @@ worker = worker_process.worker
 LIVENESS_CHECK_INTERVAL = 0.5
 
 
+class _PipeClosed(UnityCommunicationException):
+    """The manager's pipe to a worker broke: the worker exited (its reason may be on the step queue)."""
+
+
 class UnityEnvWorker:
     """The manager's handle on one worker process.
 
@@ -138,9 +142,7 @@ class UnityEnvWorker:
         try:
             response: EnvironmentResponse = self.conn.recv()
         except (BrokenPipeError, EOFError, OSError) as error:
-            raise UnityCommunicationException(
-                "UnityEnvironment worker: recv failed. " + self.describe_exit()
-            ) from error
+            raise _PipeClosed("UnityEnvironment worker: recv failed. " + self.describe_exit()) from error
         if response.name == "env_error":
             raise response.payload.to_exception(self.worker_id)
         return response
@@ -195,6 +197,21 @@ class UnityEnvWorker:
             except (ProcessLookupError, PermissionError):
                 pass
         self.conn.close()
+
+
+def _end_worker_processes(workers: list[UnityEnvWorker], grace: float = 3.0) -> None:
+    """SIGTERM every running worker, wait up to ``grace`` seconds for all of them together, then
+    SIGKILL the ones left and wait again."""
+    for end in (BaseProcess.terminate, BaseProcess.kill):
+        running = [worker.process for worker in workers if worker.process.is_alive()]
+        for process in running:
+            end(process)
+        deadline = time.monotonic() + grace
+        while running and time.monotonic() < deadline:
+            wait_for_objects([process.sentinel for process in running], timeout=deadline - time.monotonic())
+            running = [process for process in running if process.is_alive()]
+        for process in running:
+            process.join(0)
 
 
 class SubprocessEnvManager(EnvManager):
@@ -284,7 +301,15 @@ class SubprocessEnvManager(EnvManager):
             name=f"UnityEnvWorker-{worker_id}",
             daemon=True,
         )
-        process.start()
+        # The worker inherits a blocked SIGINT until its handler is in place (see worker()): a
+        # Ctrl-C during its start-up then neither kills it with a traceback nor skips its clean-up.
+        blocked = hasattr(signal, "pthread_sigmask")
+        previous_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocked else None
+        try:
+            process.start()
+        finally:
+            if previous_mask is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, previous_mask)
         # Only the worker may hold its end: then a dead worker shows as end-of-file, not as silence.
         child_conn.close()
         return UnityEnvWorker(process, worker_id, parent_conn)
@@ -298,8 +323,7 @@ class SubprocessEnvManager(EnvManager):
             for ready in wait_for_objects(waitables, timeout=LIVENESS_CHECK_INTERVAL):
                 if isinstance(ready, Connection) and ready in pending:
                     worker = pending.pop(ready)
-                    response = worker.recv()
-                    worker.build_pid = response.payload
+                    worker.build_pid = self._recv_from(worker).payload
                 elif ready in by_sentinel:
                     worker = by_sentinel[ready]
                     if worker.conn in pending and not worker.poll(0):
@@ -378,8 +402,10 @@ class SubprocessEnvManager(EnvManager):
             self._discard_queued_responses()
             wait_for_objects([env_worker.process.sentinel for env_worker in running], timeout=0.1)
             running = [env_worker for env_worker in running if env_worker.process.is_alive()]
+        # All at once: ending them one by one would add each one's SIGTERM grace to the wait.
+        _end_worker_processes(self.env_workers)
         for env_worker in self.env_workers:
-            env_worker.kill()
+            env_worker.kill()  # now only ends a build a killed worker left, and closes the pipe
         self._discard_queued_responses()
         self.step_queue.close()
         self.step_queue.join_thread()
@@ -483,7 +509,12 @@ class SubprocessEnvManager(EnvManager):
         while not worker.poll(LIVENESS_CHECK_INTERVAL):
             if not worker.process.is_alive() and not worker.poll(0):
                 self._worker_failed(worker)
-        return worker.recv()
+        try:
+            return worker.recv()
+        except _PipeClosed:
+            # The worker exited without answering: after a Ctrl-C it said so on the step queue (a
+            # closed pipe can be seen before that message arrives), after a crash nothing is there.
+            self._worker_failed(worker)
 
     def _worker_failed(self, worker: UnityEnvWorker) -> NoReturn:
         """Raise the best explanation for a worker that stopped: the error it reported on either

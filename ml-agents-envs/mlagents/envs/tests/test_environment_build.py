@@ -277,7 +277,7 @@ def test_build_that_exits_mid_run(make_env, assert_gone, port_free):
     with pytest.raises(UnityCommunicationException) as error:
         for _ in range(3):
             env.step([1])
-    assert time.monotonic() - start < 3.0
+    assert time.monotonic() - start < 20.0  # long before exchange_timeout (120 s), even on a loaded machine
     message = str(error.value)
     assert "exited unexpectedly with code 3" in message
     assert "simulated crash" in message  # the log tail
@@ -297,7 +297,7 @@ def test_build_killed_mid_run(make_env, assert_gone, port_free):
     start = time.monotonic()
     with pytest.raises(UnityCommunicationException) as error:
         env.step([1])
-    assert time.monotonic() - start < 2.0
+    assert time.monotonic() - start < 20.0  # long before exchange_timeout (120 s), even on a loaded machine
     assert "SIGKILL" in str(error.value)
     assert_gone(popen)
     assert port_free(env.port)
@@ -312,7 +312,7 @@ def test_build_that_hangs(make_env, assert_gone, port_free):
     start = time.monotonic()
     with pytest.raises(UnityTimeOutException) as error:
         env.step([1])
-    assert 0.9 < time.monotonic() - start < 3.0
+    assert 0.9 < time.monotonic() - start < 20.0  # at exchange_timeout, not the 120 s default
     assert "exchange_timeout" in str(error.value) and "Command line:" in str(error.value)
     assert_gone(popen)
     assert port_free(env.port)
@@ -322,7 +322,7 @@ def test_build_that_hangs(make_env, assert_gone, port_free):
 def test_build_that_never_connects(start_failing_env, free_port, assert_gone, port_free):
     start = time.monotonic()
     error, popen = start_failing_env(args=["--fault-never-connect"], timeout_wait=1.0)
-    assert time.monotonic() - start < 5.0
+    assert time.monotonic() - start < 20.0  # at timeout_wait, not the 30 s default
     assert isinstance(error, UnityTimeOutException)
     message = str(error)
     assert message.startswith(TIMEOUT_MESSAGE)
@@ -342,9 +342,9 @@ def test_build_that_exits_while_starting(tmp_path, free_port, port_free):
     start = time.monotonic()
     with pytest.raises(UnityCommunicationException) as error:
         UnityEnvironment(
-            str(tmp_path / "Broken"), base_port=free_port, timeout_wait=30, log_dir=str(tmp_path)
+            str(tmp_path / "Broken"), base_port=free_port, timeout_wait=120, log_dir=str(tmp_path)
         )
-    assert time.monotonic() - start < 3.0  # noticed long before timeout_wait
+    assert time.monotonic() - start < 20.0  # noticed long before timeout_wait, even on a loaded machine
     message = str(error.value)
     assert "exited unexpectedly with code 2" in message and "cannot load the scene" in message
     assert f"{build} --port {free_port}" in message

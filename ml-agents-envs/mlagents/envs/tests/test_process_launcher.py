@@ -167,7 +167,7 @@ def test_end_kills_a_build_that_ignores_sigterm_and_its_children(tmp_path, asser
     assert len(group_members(build.pid)) >= 2  # the script and its background sleep
     start = time.monotonic()
     assert build.end(grace=0.2, terminate_grace=0.3) == -signal.SIGKILL
-    assert time.monotonic() - start < 3
+    assert time.monotonic() - start < 20  # not waiting for its 60 s child, even on a loaded machine
     assert_gone(build.popen)
 
 
@@ -175,8 +175,8 @@ def test_end_leaves_an_exited_build_alone(tmp_path):
     exe = make_executable(tmp_path / "Quick", "exit 0\n")
     build = BuildProcess.start([str(exe)], str(tmp_path / "log"))
     start = time.monotonic()
-    assert build.end(grace=5) == 0
-    assert time.monotonic() - start < 3
+    assert build.end(grace=60) == 0
+    assert time.monotonic() - start < 20  # no wait for the grace, even on a loaded machine
 
 
 def test_not_executable(tmp_path):

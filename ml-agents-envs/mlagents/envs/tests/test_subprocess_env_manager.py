@@ -1,5 +1,6 @@
 """SubprocessEnvManager on real example builds over real gRPC, in real worker processes."""
 
+import multiprocessing
 import os
 import signal
 import socket
@@ -12,6 +13,7 @@ from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
+import cloudpickle
 import numpy as np
 import pytest
 
@@ -300,7 +302,7 @@ def test_worker_interrupted_exits_quietly(capfd, basic_factory):
         with pytest.raises(UnityCommunicationException, match="At least one of the environments has closed"):
             for _ in range(10):
                 manager.step()
-        worker.process.join(10)
+        worker.process.join(60)  # it closes its environment first, slowly on a loaded machine
         assert worker.process.exitcode == 0
     assert "Traceback" not in capfd.readouterr().err
 
@@ -395,3 +397,48 @@ def test_workers_log_as_the_application_configured(configured, free_port_range):
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert ("started successfully!" in result.stderr) is configured
+
+
+def interrupted_start_factory(base_port: int):
+    """A factory whose worker gets Ctrl-C (SIGINT, sent to itself) just before it creates its
+    environment: the signal arrives while the worker starts, every time."""
+
+    def make(worker_id: int) -> UnityEnvironment:
+        os.kill(os.getpid(), signal.SIGINT)
+        return UnityEnvironment(build("Basic"), worker_id=worker_id, base_port=base_port)
+
+    return make
+
+
+def test_interrupt_while_the_environment_starts_stops_the_worker_quietly(capfd, free_port_range):
+    children_before = live_children()
+    base_port = free_port_range(1)
+    with pytest.raises(UnityCommunicationException, match="At least one of the environments has closed"):
+        SubprocessEnvManager(interrupted_start_factory(base_port), 1)
+    ports = range(base_port, base_port + 1)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (live_children() - children_before or builds_on_ports(ports)):
+        time.sleep(0.05)
+    assert live_children() - children_before == set()
+    assert builds_on_ports(ports) == []
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_interrupt_before_the_worker_runs_is_kept_for_it(capfd, basic_factory):
+    """SIGINT sent the moment the worker process exists, long before its interpreter has started:
+    it is held until the worker can handle it, which then closes its environment and exits 0."""
+    context = multiprocessing.get_context("spawn")
+    step_queue = context.Queue()
+    factory = basic_factory(1)
+    worker = SubprocessEnvManager.create_worker(0, step_queue, cloudpickle.dumps(factory), context)
+    try:
+        os.kill(worker.process.pid, signal.SIGINT)
+        assert step_queue.get(timeout=120).name == "env_close"
+        worker.process.join(60)
+        assert worker.process.exitcode == 0
+    finally:
+        worker.kill()
+        step_queue.close()
+        step_queue.join_thread()
+    assert builds_on_ports(range(factory.keywords["base_port"], factory.keywords["base_port"] + 1)) == []
+    assert "Traceback" not in capfd.readouterr().err

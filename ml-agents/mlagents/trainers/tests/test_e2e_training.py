@@ -10,6 +10,7 @@ and exporting before exiting without leftover processes.
 import json
 import os
 import re
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -174,8 +175,11 @@ def test_timers_json(first_run):
     assert gauges["BasicLearning.mean_reward"]["count"] == FIRST_RUN_STEPS // 1000
 
 
-def test_load_continues_the_run(first_run, free_port_range):
-    cwd, _, _ = first_run
+def test_load_continues_the_run(first_run, free_port_range, tmp_path):
+    # The continued run writes models, summaries and timers: it works on a copy of the first run's
+    # folder, which the other tests of this module read in any order.
+    cwd = tmp_path / "continued"
+    shutil.copytree(first_run[0], cwd)
     (cwd / "config_more.yaml").write_text(basic_config(FIRST_RUN_STEPS + 1500))
     port = free_port_range(2)
     run = LearnProcess(
@@ -255,6 +259,19 @@ def test_interrupt_saves_and_exports(tmp_path, ctrl_c, free_port_range):
     assert_saved_after_interrupt(tmp_path, run, status, "stopped", port)
 
 
+def wait_until_builds_hang(tmp_path, count, timeout):
+    """Wait until ``count`` builds logged that they stopped answering (``--fault-hang-after``). Their
+    logs are in temporary folders under ``tmp_path``: the tests' TMPDIR, which mlagents-learn and its
+    workers inherit."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        logs = tmp_path.glob("mlagents-env-*/*.log")
+        if sum("Simulated hang" in log.read_text(errors="replace") for log in logs) >= count:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{count} builds did not report their simulated hang within {timeout} s")
+
+
 def test_second_sigterm_stops_a_pass_that_does_not_end(tmp_path, free_port_range):
     """The first SIGTERM lets the current pass finish; when the environments stopped answering the
     pass would wait for the exchange timeout (120 s), and a second SIGTERM stops it at once, still
@@ -267,7 +284,7 @@ def test_second_sigterm_stops_a_pass_that_does_not_end(tmp_path, free_port_range
     run = start_long_run(tmp_path, hanging, "hung", port)
     try:
         run.wait_for(r"Hyperparameters for the PPOTrainer", timeout=120)
-        time.sleep(5)  # the builds answer their few exchanges, then hang
+        wait_until_builds_hang(tmp_path, count=2, timeout=120)
         run.process.send_signal(signal.SIGTERM)
         run.wait_for(r"Stopping after the current step", timeout=10)
         time.sleep(2)
