@@ -206,9 +206,10 @@ class AgentBuffer(dict):
 
     def save_to_file(self, file_object: IO[bytes]) -> None:
         """Write every field as a float32 array to ``file_object`` (compressed numpy ``.npz``)."""
-        np.savez_compressed(
-            file_object, **{key: np.asarray(field, dtype=np.float32) for key, field in self.items()}
-        )
+        arrays = {str(key): np.asarray(field, dtype=np.float32) for key, field in self.items()}
+        # numpy's stub (2.1+) also declares the keyword allow_pickle, so mypy matches ``**arrays``
+        # against it; the field names are never "allow_pickle", and numpy>=1.24 has no such keyword.
+        np.savez_compressed(file_object, **arrays)  # type: ignore[arg-type]
 
     def load_from_file(self, file_object: IO[bytes]) -> None:
         """Replace the fields by those saved with :meth:`save_to_file`."""
