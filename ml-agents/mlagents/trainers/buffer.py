@@ -45,12 +45,12 @@ class AgentBufferField(list):
     def __str__(self) -> str:
         return str(np.array(self).shape)
 
-    def append(self, element: Any, padding_value: float = 0) -> None:  # type: ignore[override]
+    def append(self, element: Any, padding_value: float = 0) -> None:
         """Add one step's value and remember ``padding_value`` for later sequence padding."""
         super().append(element)
         self.padding_value = padding_value
 
-    def extend(self, data: Any) -> None:  # type: ignore[override]
+    def extend(self, data: Any) -> None:
         """Add several steps: every row of ``data`` (an array of shape (n, ...) or a sequence)."""
         super().extend(list(data))
 
