@@ -302,8 +302,10 @@ class PlanarWorld:
         """Agent linear velocities ``(num_areas, 3)`` (m/s)."""
         return self._unity_velocities(0)
 
-    #: agent yaws ``(num_areas,)`` in degrees (Unity sense), kept by the subclass
-    agent_yaws: np.ndarray
+    @property
+    def agent_yaws(self) -> np.ndarray:
+        """Agent yaws ``(num_areas,)`` in degrees (Unity sense), kept by the subclass."""
+        raise NotImplementedError
 
     def turn(self, areas: np.ndarray, degrees: np.ndarray) -> None:
         """transform.Rotate about up: add ``degrees`` ``(k,)`` to the agents' yaw."""

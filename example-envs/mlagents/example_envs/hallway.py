@@ -167,7 +167,7 @@ class HallwayWorld(PlanarWorld):
         return planar_model_xml("Hallway", static, bodies)
 
     # ---- state (Unity frame) ----
-    @property  # type: ignore[override]
+    @property
     def agent_yaws(self) -> np.ndarray:
         """Agent yaws ``(num_areas,)`` in degrees (Unity sense)."""
         return np.degrees(self._qpos[:, 2])

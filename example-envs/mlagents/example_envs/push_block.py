@@ -120,7 +120,7 @@ class PushBlockWorld(PlanarWorld):
         self.roles = ContactRoles(self.model, n, [(_ROLE_BLOCK, _ROLE_GOAL)])
         self._block_geoms = self.roles.assign_per_area(self.model, "block", _ROLE_BLOCK)
         self.roles.assign_per_area(self.model, "goal", _ROLE_GOAL)
-        self.agent_yaws = np.zeros(n)
+        self._agent_yaws = np.zeros(n)
         self.area_yaws = np.zeros(n)
         self.block_halves = np.zeros((n, 2))  # (x, z) half sizes
         self.floor_mu = np.full(n, ground_friction(RESET_PARAMETERS["dynamic_friction"]))
@@ -222,9 +222,14 @@ class PushBlockWorld(PlanarWorld):
         self._qvel[areas, 2] = velocities[:, 0]
         self._qvel[areas, 3] = velocities[:, 2]
 
+    @property
+    def agent_yaws(self) -> np.ndarray:
+        """Agent yaws ``(num_areas,)`` in degrees (Unity sense); the array itself, updated in place."""
+        return self._agent_yaws
+
     def turn(self, areas: np.ndarray, degrees: np.ndarray) -> None:
         """transform.Rotate about up (frozen rotations: a teleport of the yaw)."""
-        self.agent_yaws[areas] += degrees
+        self._agent_yaws[areas] += degrees
 
     def step(self) -> np.ndarray:
         """Drag and floor friction, one 0.02 s MuJoCo step; returns bool ``(num_areas,)``:

@@ -110,7 +110,8 @@ def _vec(v) -> str:
 
 
 def _model_xml(num_areas: int) -> str:
-    bodies, pairs = [], []
+    bodies: list[str] = []
+    pairs: list[str] = []
     for i, origin in enumerate(area_origins(num_areas)):
         bodies.append(
             f'<geom name="floor{i}" type="plane" pos="{_vec(origin + (0.0, FLOOR_TOP, 0.0))}" '

@@ -8,7 +8,7 @@ The API shape (what ``reset``/``step`` take and return) lives in ``unity_env.py`
 import contextlib
 import logging
 from collections.abc import Iterator, Sequence
-from typing import Any, TypedDict
+from typing import Any, TypedDict, TypeVar
 
 import numpy as np
 from gymnasium import spaces
@@ -24,6 +24,20 @@ logger = logging.getLogger("gym_unity")
 MAX_UNITY_SEED = 2**31 - 1
 
 ActionSpace = spaces.Discrete | spaces.MultiDiscrete | spaces.Box
+
+T = TypeVar("T")
+
+
+def required_field(values: list[T] | None, field: str) -> list[T]:
+    """A per-agent list field of a BrainInfo (``agents``, ``rewards``, ``local_done``, ...).
+
+    ``BrainInfo`` allows None for these, but every BrainInfo the environment sends has them.
+
+    :raises UnityGymException: the field is missing.
+    """
+    if values is None:
+        raise UnityGymException(f"The environment's BrainInfo has no '{field}'.")
+    return values
 
 
 class LaunchOptions(TypedDict, total=False):
@@ -204,7 +218,7 @@ class UnityGymCore:
                 "if it is wrapped in a gym."
             )
 
-        self._check_agents(len(self._reset_brain().agents))
+        self._check_agents(len(required_field(self._reset_brain().agents, "agents")))
 
         self._action_space = self._make_action_space(brain, flatten_branched)
         self.action_meanings = brain.vector_action_descriptions
@@ -248,7 +262,7 @@ class UnityGymCore:
         self._require_open()
         info = self._brain_info(self._env.step(action))
         self._exchanges_since_launch += 1
-        self._check_agents(len(info.agents))
+        self._check_agents(len(required_field(info.agents, "agents")))
         self._current_state = info
         return info
 
@@ -370,7 +384,7 @@ class UnityGymCore:
                     f"'{self.brain_name}' it had at start-up."
                 )
             changed = parameters if parameters != self._env.reset_parameters else None
-            self._check_agents(len(self._reset_brain(changed).agents))
+            self._check_agents(len(required_field(self._reset_brain(changed).agents, "agents")))
         except BaseException:
             self._shut_down()
             raise

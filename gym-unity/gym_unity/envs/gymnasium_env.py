@@ -13,7 +13,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from gym_unity.envs.core import LaunchOptions, UnityGymCore, _unity_seed
+from gym_unity.envs.core import LaunchOptions, UnityGymCore, _unity_seed, required_field
 from gym_unity.envs.exception import UnityGymException
 from mlagents.envs.brain import BrainInfo
 
@@ -160,7 +160,7 @@ class UnityGymnasiumEnv(UnityGymCore, gymnasium.Env):
         if seed is not None:
             self._reseed(_unity_seed(seed))
         info = self._reset_brain(config)
-        self._check_agents(len(info.agents))
+        self._check_agents(len(required_field(info.agents, "agents")))
         return self._observation(info), self._info(info)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
@@ -174,13 +174,19 @@ class UnityGymnasiumEnv(UnityGymCore, gymnasium.Env):
         """
         self._check_action(action)
         info = self._step_brain(self._flatten_actions(self._plain_action(action)))
-        done = bool(info.local_done[0])
-        max_reached = bool(info.max_reached[0])
+        done = bool(required_field(info.local_done, "local_done")[0])
+        max_reached = bool(required_field(info.max_reached, "max_reached")[0])
         terminated = done and not max_reached
         # An Academy that reached its own step limit ends every agent's episode.
         truncated = (done and max_reached) or (bool(self._env.global_done) and not terminated)
         self.game_over = terminated or truncated
-        return self._observation(info), float(info.rewards[0]), terminated, truncated, self._info(info)
+        return (
+            self._observation(info),
+            float(required_field(info.rewards, "rewards")[0]),
+            terminated,
+            truncated,
+            self._info(info),
+        )
 
     def render(self) -> np.ndarray | None:
         """The first camera's last image as uint8 ``(height, width, 3)`` (render_mode "rgb_array"),
@@ -249,7 +255,10 @@ class UnityGymnasiumEnv(UnityGymCore, gymnasium.Env):
 
     @staticmethod
     def _info(info: BrainInfo) -> dict[str, Any]:
-        return {"text_observation": info.text_observations[0], "max_step_reached": bool(info.max_reached[0])}
+        return {
+            "text_observation": info.text_observations[0],
+            "max_step_reached": bool(required_field(info.max_reached, "max_reached")[0]),
+        }
 
 
 def _camera_key(camera: int) -> str:

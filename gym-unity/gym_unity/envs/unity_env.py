@@ -14,7 +14,7 @@ import numpy as np
 from gymnasium import spaces
 
 from gym_unity.envs.action_flattener import ActionFlattener
-from gym_unity.envs.core import ActionSpace, LaunchOptions, UnityGymCore
+from gym_unity.envs.core import ActionSpace, LaunchOptions, UnityGymCore, required_field
 from gym_unity.envs.exception import UnityGymException
 from mlagents.envs.brain import BrainInfo
 
@@ -99,7 +99,7 @@ class UnityEnv(UnityGymCore):
         :raises UnityGymException: the number of agents does not fit the mode or changed.
         """
         info = self._reset_brain()
-        self._check_agents(len(info.agents))
+        self._check_agents(len(required_field(info.agents, "agents")))
         if not self._multiagent:
             obs, _, _, _ = self._single_step(info)
         else:
@@ -140,8 +140,8 @@ class UnityEnv(UnityGymCore):
             default_observation = info.vector_observations[0, :]
         return (
             default_observation,
-            info.rewards[0],
-            info.local_done[0],
+            required_field(info.rewards, "rewards")[0],
+            required_field(info.local_done, "local_done")[0],
             {"text_observation": info.text_observations[0], "brain_info": info},
         )
 

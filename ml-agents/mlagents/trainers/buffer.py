@@ -45,12 +45,12 @@ class AgentBufferField(list):
     def __str__(self) -> str:
         return str(np.array(self).shape)
 
-    def append(self, element: Any, padding_value: float = 0) -> None:  # type: ignore[override]
+    def append(self, element: Any, padding_value: float = 0) -> None:
         """Add one step's value and remember ``padding_value`` for later sequence padding."""
         super().append(element)
         self.padding_value = padding_value
 
-    def extend(self, data: Any) -> None:  # type: ignore[override]
+    def extend(self, data: Any) -> None:
         """Add several steps: every row of ``data`` (an array of shape (n, ...) or a sequence)."""
         super().extend(list(data))
 
@@ -206,9 +206,10 @@ class AgentBuffer(dict):
 
     def save_to_file(self, file_object: IO[bytes]) -> None:
         """Write every field as a float32 array to ``file_object`` (compressed numpy ``.npz``)."""
-        np.savez_compressed(
-            file_object, **{key: np.asarray(field, dtype=np.float32) for key, field in self.items()}
-        )
+        arrays = {str(key): np.asarray(field, dtype=np.float32) for key, field in self.items()}
+        # numpy's stub (2.1+) also declares the keyword allow_pickle, so mypy matches ``**arrays``
+        # against it; the field names are never "allow_pickle", and numpy>=1.24 has no such keyword.
+        np.savez_compressed(file_object, **arrays)  # type: ignore[arg-type]
 
     def load_from_file(self, file_object: IO[bytes]) -> None:
         """Replace the fields by those saved with :meth:`save_to_file`."""

@@ -444,15 +444,14 @@ def _run_several(options: RunOptions, num_runs: int, seed: int) -> int:
     except KeyboardInterrupt as interrupt:
         if interrupt.args == (f"signal {signal.SIGTERM}",):
             # SIGTERM reached only this process: pass it on.
-            for process in processes:
-                if process.is_alive() and process.pid is not None:
-                    os.kill(process.pid, signal.SIGTERM)
+            for running in processes:
+                if running.is_alive() and running.pid is not None:
+                    os.kill(running.pid, signal.SIGTERM)
         # Ctrl-C reaches every run itself (same process group). Let them save their models and exit.
         LOGGER.info("Waiting for the training runs to save their models.")
         _join_all(processes, patience=True)
-    for process in processes:
-        if process.exitcode not in (0, None):
-            failed = True
+    if any(finished.exitcode not in (0, None) for finished in processes):
+        failed = True
     return 1 if failed else 0
 
 

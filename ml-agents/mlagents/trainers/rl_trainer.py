@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from mlagents.envs.brain import AllBrainInfo, BrainInfo
+from mlagents.trainers.agent_ids import agent_ids
 from mlagents.trainers.buffer import Buffer
 from mlagents.trainers.components.reward_signals import RewardSignalResult
 from mlagents.trainers.trainer import Trainer
@@ -43,7 +44,7 @@ def _cached(cache: dict[int, Any], info: BrainInfo, compute: Any) -> Any:
 
 
 def _index_map(info: BrainInfo) -> dict[Any, int]:
-    return {agent_id: i for i, agent_id in enumerate(info.agents)}
+    return {agent_id: i for i, agent_id in enumerate(agent_ids(info))}
 
 
 Rows = np.ndarray | None
@@ -90,9 +91,10 @@ class RLTrainer(Trainer):
 
         Agents that have not decided yet are taken from ``next_info`` itself.
         """
+        next_agents = agent_ids(next_info)
         rows = []
         index_maps: dict[int, dict[Any, int]] = {}
-        for agent_id in next_info.agents:
+        for agent_id in next_agents:
             info = self.training_buffer[agent_id].last_brain_info
             if info is None:
                 info = next_info
@@ -128,7 +130,7 @@ class RLTrainer(Trainer):
             text_observations=column("text_observations") or [],
             memory=memories,
             reward=column("rewards"),
-            agents=list(next_info.agents),
+            agents=list(next_agents),
             local_done=column("local_done"),
             vector_action=None if prev_actions is None else np.asarray(prev_actions),
             text_action=column("previous_text_actions"),
@@ -164,12 +166,14 @@ class RLTrainer(Trainer):
             for name, signal in policy.reward_signals.items():
                 self.stats[signal.value_name].append(_mean(take_action_outputs["value_heads"][name]))
 
-        for agent_id in curr_info.agents:
+        curr_agents = agent_ids(curr_info)
+        next_agents = agent_ids(next_info)
+        for agent_id in curr_agents:
             agent_buffer = self.training_buffer[agent_id]
             agent_buffer.last_brain_info = curr_info
             agent_buffer.last_take_action_outputs = take_action_outputs
 
-        same_agents = list(curr_info.agents) == list(next_info.agents)
+        same_agents = list(curr_agents) == list(next_agents)
         curr_to_use = curr_info if same_agents else self.construct_curr_info(next_info)
         rewards_out: RewardSignalResults = {
             name: signal.evaluate(curr_to_use, next_info) for name, signal in policy.reward_signals.items()
@@ -191,20 +195,18 @@ class RLTrainer(Trainer):
                     continue
                 stored_idx = kept if stored_idx is None else stored_idx[kept]
                 next_idx = kept if next_idx is None else next_idx[kept]
-            agent_ids = (
-                list(next_info.agents)
-                if next_idx is None
-                else [next_info.agents[j] for j in next_idx.tolist()]
+            step_agents = (
+                list(next_agents) if next_idx is None else [next_agents[j] for j in next_idx.tolist()]
             )
             columns = self.experience_columns(stored_info, next_info, stored_idx, next_idx)
             columns.update(self.policy_output_columns(stored_outputs, stored_idx))
             columns.update(
                 self.reward_output_columns(rewards_out, stored_outputs["value_heads"], stored_idx, next_idx)
             )
-            self.training_buffer.append_rows(agent_ids, columns, {"action_mask": 1})
-            self._collect_rewards(agent_ids, next_info.rewards, rewards_out, next_idx)
+            self.training_buffer.append_rows(step_agents, columns, {"action_mask": 1})
+            self._collect_rewards(step_agents, next_info.rewards, rewards_out, next_idx)
 
-        for agent_id, done in zip(next_info.agents, next_done.tolist()):
+        for agent_id, done in zip(next_agents, next_done.tolist()):
             if not done:
                 self.episode_steps[agent_id] += 1
 
@@ -216,7 +218,7 @@ class RLTrainer(Trainer):
         """
         groups: dict[tuple[int, int], tuple[BrainInfo, Any, list[int], list[int]]] = {}
         index_maps: dict[int, dict[Any, int]] = {}
-        for next_idx, agent_id in enumerate(next_info.agents):
+        for next_idx, agent_id in enumerate(agent_ids(next_info)):
             agent_buffer = self.training_buffer[agent_id]
             stored_info = agent_buffer.last_brain_info
             if stored_info is None:

@@ -27,6 +27,7 @@ from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.brain import BrainInfo, BrainParameters
 from mlagents.envs.policy import Policy
 from mlagents.trainers import export
+from mlagents.trainers.agent_ids import agent_ids
 from mlagents.trainers.exception import UnityPolicyException
 from mlagents.trainers.models import LearningModel
 from mlagents.trainers.settings import ConfigSource, PolicySettings, flag
@@ -146,7 +147,11 @@ class TFPolicy(Policy):
     :raises UnityPolicyException: recurrent with a memory size of 0 or not divisible by 4 (found
         when the settings are parsed).
     :ivar settings: the typed settings.
+    :ivar model: the network; every subclass builds it in its constructor (before anything reads it).
+    :ivar optimizer: the network's optimizer (None: not trained, nothing to checkpoint for it).
     """
+
+    model: LearningModel
 
     possible_output_nodes = [
         "action",
@@ -168,7 +173,6 @@ class TFPolicy(Policy):
             trainer_parameters, ConfigSource(brain.brain_name)
         )
         self.trainer_parameters: dict[str, Any] = self.settings.to_dict()
-        self.model: LearningModel | None = None
         self.optimizer: tf.Module | None = None
         self.use_recurrent = self.settings.use_recurrent
         self.normalize = self.settings.normalize
@@ -197,7 +201,7 @@ class TFPolicy(Policy):
         :returns: ``ActionInfo(action, memory, text=None, value, outputs)``; for no agents
             ``ActionInfo([], [], [], None, None)``.
         """
-        if len(brain_info.agents) == 0:
+        if len(agent_ids(brain_info)) == 0:
             return ActionInfo([], [], [], None, None)
         run_out = self.evaluate(brain_info)
         return ActionInfo(
@@ -243,7 +247,7 @@ class TFPolicy(Policy):
 
         Missing or malformed memories become zeros, missing action masks ones.
         """
-        n = len(brain_info.agents)
+        n = len(agent_ids(brain_info))
         index = None if rows is None else np.asarray(rows, dtype=np.int64)
 
         def pick(values: np.ndarray) -> np.ndarray:
@@ -274,7 +278,7 @@ class TFPolicy(Policy):
     def action_masks_of(self, brain_info: BrainInfo) -> np.ndarray:
         """The agents' action masks as float32 (n, sum of branch sizes), 1 allowed / 0 masked; all
         ones when the BrainInfo has none (or masks of another size)."""
-        n = len(brain_info.agents)
+        n = len(agent_ids(brain_info))
         total = int(sum(self.brain.vector_action_space_size))
         masks = brain_info.action_masks
         if masks is None or np.shape(masks) != (n, total):
@@ -283,7 +287,7 @@ class TFPolicy(Policy):
 
     def memories_of(self, brain_info: BrainInfo) -> np.ndarray:
         """The agents' memories as float32 (n, memory_size): zeros when absent, cut/padded otherwise."""
-        n = len(brain_info.agents)
+        n = len(agent_ids(brain_info))
         memories = brain_info.memories
         if (
             memories is None

@@ -229,11 +229,13 @@ class TrainerController:
                 self._get_measure_vals(), reward_buff_sizes=reward_buff_sizes
             )
         meta_curriculum_reset = any(lessons_incremented.values())
+        interval = self.resampling_interval
         generalization_reset = (
             not self.sampler_manager.is_empty()
             and steps != 0
-            and bool(self.resampling_interval)
-            and steps % int(self.resampling_interval) == 0
+            and interval is not None
+            and interval != 0
+            and steps % int(interval) == 0
         )
         if meta_curriculum_reset or generalization_reset:
             self.end_trainer_episodes(env, lessons_incremented)

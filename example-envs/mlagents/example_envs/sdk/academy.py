@@ -117,7 +117,13 @@ class _BrainState:
         self.action_length = spec.action_length
         self.mask_length = spec.mask_length
         self.masks = np.zeros((num_agents, self.mask_length), dtype=bool)
-        self.branch_bounds = np.cumsum((0,) + tuple(spec.vector_action_size)) if spec.mask_length else None
+        # Branch b owns the mask columns branch_bounds[b]:branch_bounds[b + 1]; a continuous brain
+        # has no branches (and no mask columns).
+        self.branch_bounds: np.ndarray = (
+            np.cumsum((0,) + tuple(spec.vector_action_size))
+            if spec.mask_length
+            else np.zeros(1, dtype=np.int64)
+        )
         self.empty = DecisionBatch(
             agents=np.zeros(0, dtype=np.int64),
             vector_observations=np.zeros((0, self.obs_size * self.stack), dtype=np.float32),

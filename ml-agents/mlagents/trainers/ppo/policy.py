@@ -32,6 +32,7 @@ import tensorflow as tf
 from mlagents.envs.brain import BrainInfo, BrainParameters
 from mlagents.envs.timers import timed
 from mlagents.trainers.adam import Adam
+from mlagents.trainers.agent_ids import agent_ids
 from mlagents.trainers.components.reward_signals import RewardSignal
 from mlagents.trainers.components.reward_signals.reward_signal_factory import create_reward_signal
 from mlagents.trainers.models import EncoderType
@@ -61,6 +62,8 @@ class PPOPolicy(TFPolicy):
     """
 
     settings: PPOSettings
+    model: PPOModel
+    optimizer: Adam
 
     def __init__(
         self,
@@ -112,14 +115,14 @@ class PPOPolicy(TFPolicy):
         observation_spec = model.input_signature()
         # While training, every decision also folds its observations into the normalizer (after the
         # decision was computed with the old statistics), in the same call.
-        update_normalizer = self.is_training and model.normalizer is not None
+        update_normalizer = model.normalizer if self.is_training else None
         if self.use_continuous_act:
             epsilon_spec = tf.TensorSpec([None, model.act_size[0]], tf.float32)
 
             def inference(inputs: dict[str, tf.Tensor], epsilon: tf.Tensor) -> dict[str, Any]:
                 outputs = self._inference_outputs(model.inference(inputs, epsilon))
-                if update_normalizer:
-                    model.normalizer.update(inputs["vector_observation"])
+                if update_normalizer is not None:
+                    update_normalizer.update(inputs["vector_observation"])
                 return outputs
 
             self._inference_fn = FixedSignatureFunction(inference, [observation_spec, epsilon_spec])
@@ -127,8 +130,8 @@ class PPOPolicy(TFPolicy):
 
             def inference_discrete(inputs: dict[str, tf.Tensor]) -> dict[str, Any]:
                 outputs = self._inference_outputs(model.inference(inputs))
-                if update_normalizer:
-                    model.normalizer.update(inputs["vector_observation"])
+                if update_normalizer is not None:
+                    update_normalizer.update(inputs["vector_observation"])
                 return outputs
 
             self._inference_fn = FixedSignatureFunction(inference_discrete, [observation_spec])
@@ -204,7 +207,7 @@ class PPOPolicy(TFPolicy):
         (one update per call, with the batch mean).
         """
         feed = self.observation_feed(brain_info)
-        n = len(brain_info.agents)
+        n = len(agent_ids(brain_info))
         if self.use_continuous_act:
             epsilon = self.rng.standard_normal((n, self.model.act_size[0])).astype(np.float32)
             out = self._inference_fn(feed, epsilon)

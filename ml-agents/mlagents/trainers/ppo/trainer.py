@@ -23,6 +23,7 @@ import numpy as np
 
 from mlagents.envs.brain import AllBrainInfo, BrainInfo, BrainParameters
 from mlagents.envs.timers import timed
+from mlagents.trainers.agent_ids import agent_ids
 from mlagents.trainers.ppo.policy import PPOPolicy
 from mlagents.trainers.rl_trainer import RLTrainer, Rows, take_rows
 from mlagents.trainers.settings import PPOSettings
@@ -169,13 +170,14 @@ class PPOTrainer(RLTrainer):
         episodes add to the statistics.
         """
         info = new_info[self.brain_name]
+        agents = agent_ids(info)
         dones = np.asarray(info.local_done, dtype=bool).reshape(-1)
         max_reached = (
             np.asarray(info.max_reached, dtype=bool).reshape(-1) if info.max_reached is not None else None
         )
         ready: list[int] = []
         # dict.get: looking an agent up must not create its buffer or fields (Buffer[...] would).
-        for row, (agent_id, done) in enumerate(zip(info.agents, dones.tolist())):
+        for row, (agent_id, done) in enumerate(zip(agents, dones.tolist())):
             agent_buffer = dict.get(self.training_buffer, agent_id)
             actions = None if agent_buffer is None else dict.get(agent_buffer, "actions")
             length = 0 if actions is None else len(actions)
@@ -186,27 +188,27 @@ class PPOTrainer(RLTrainer):
         if not self.is_training:
             # Only running the policy: keep the statistics, but no experience piles up for updates.
             for row in ready:
-                self.training_buffer[info.agents[row]].reset_agent()
+                self.training_buffer[agents[row]].reset_agent()
                 if dones[row]:
-                    self._update_end_episode_stats(info.agents[row])
+                    self._update_end_episode_stats(agents[row])
             return
         rows: list[tuple[BrainInfo, int]] = []
         terminal: list[bool] = []
         for row in ready:
-            agent_id = info.agents[row]
+            agent_id = agents[row]
             reached = bool(max_reached[row]) if max_reached is not None else False
             last_info = self.training_buffer[agent_id].last_brain_info
             if reached and last_info is not None:
                 # The episode was cut by the agent's step limit: bootstrap from the state in which the
                 # last action was taken (what the original does), not from the reset state.
-                rows.append((last_info, list(last_info.agents).index(agent_id)))
+                rows.append((last_info, agent_ids(last_info).index(agent_id)))
             else:
                 rows.append((info, row))
             terminal.append(bool(dones[row]) and not reached)
         bootstrap = self.policy.get_batched_value_estimates(rows, terminal)
 
         for position, row in enumerate(ready):
-            agent_id = info.agents[row]
+            agent_id = agents[row]
             agent_buffer = self.training_buffer[agent_id]
             advantages = []
             returns = []

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TypeVar
 
 import numpy as np
 
@@ -37,8 +38,20 @@ from mlagents.trainers.export.network import (
 
 __all__ = ["convert_model"]
 
+T = TypeVar("T")
 
-def _rank4(value: np.ndarray) -> np.ndarray:
+
+def _required(value: T | None, what: str) -> T:
+    """``value``, which the network's layout says is there (see :class:`NetworkWeights`).
+
+    :raises ValueError: it is missing (the weights do not describe a network of that layout).
+    """
+    if value is None:
+        raise ValueError(f"the network weights have no {what}")
+    return value
+
+
+def _rank4(value: float | np.ndarray) -> np.ndarray:
     array = np.asarray(value, dtype=np.float32)
     return array.reshape((1,) * (4 - array.ndim) + array.shape)
 
@@ -234,7 +247,8 @@ def _stream(g: _GraphBuilder, model: NetworkWeights, stream: int, vector: str | 
         parts.append(_visual_encoder(g, encoder, name, f"main_graph_{stream}_encoder{i}"))
     vector_encoder = weights.vector
     if vector_encoder is not None:
-        parts.append(_vector_encoder(g, vector_encoder, vector, f"main_graph_{stream}"))
+        vector_input = _required(vector, "vector observation for the vector encoder")
+        parts.append(_vector_encoder(g, vector_encoder, vector_input, f"main_graph_{stream}"))
     return g.concat(f"main_graph_{stream}/concat", parts)
 
 
@@ -267,9 +281,9 @@ def _lstm(g: _GraphBuilder, cell: LSTMWeights, x: str, scope: str, memory_suffix
 
 def _discrete_head(g: _GraphBuilder, model: NetworkWeights, hidden: str) -> None:
     branch_logits = []
-    for k, branch in enumerate(model.policy_branches):
+    for k, branch_layer in enumerate(model.policy_branches):
         scope = "dense" if k == 0 else f"dense_{k}"
-        branch_logits.append(g.dense(scope, hidden, branch.kernel, None))
+        branch_logits.append(g.dense(scope, hidden, branch_layer.kernel, None))
     logits = g.concat("concat", branch_logits)
     action_probs = g.activation("action_probs", logits, Activation.Linear)
     masks = g.input("action_masks", [-1, 1, 1, sum(model.action_sizes)])
@@ -295,8 +309,11 @@ def _discrete_head(g: _GraphBuilder, model: NetworkWeights, hidden: str) -> None
 
 
 def _continuous_head(g: _GraphBuilder, model: NetworkWeights, hidden: str) -> None:
-    mu = g.dense("dense", hidden, model.mu.kernel, model.mu.bias)
-    log_sigma_sq = g.const("log_sigma_squared", model.log_sigma_squared)
+    mu_layer = _required(model.mu, "mean layer (mu) of a continuous policy")
+    mu = g.dense("dense", hidden, mu_layer.kernel, mu_layer.bias)
+    log_sigma_sq = g.const(
+        "log_sigma_squared", _required(model.log_sigma_squared, "log_sigma_squared of a continuous policy")
+    )
     epsilon = g.input("epsilon", [-1, 1, 1, model.action_sizes[0]])
     sigma_sq = g.activation("Exp", log_sigma_sq, Activation.Exp)
     sigma = g.activation("Sqrt", sigma_sq, Activation.Sqrt)
@@ -332,8 +349,10 @@ def convert_model(model: NetworkWeights) -> Model:
         hidden = _stream(g, model, 0, vector)
         if model.use_recurrent:
             value_hidden = _stream(g, model, 1, vector)
-            hidden = _lstm(g, model.lstm_policy, hidden, "lstm_policy", "_policy")
-            _lstm(g, model.lstm_value, value_hidden, "lstm_value", "_value")
+            lstm_policy = _required(model.lstm_policy, "policy LSTM of a recurrent continuous policy")
+            lstm_value = _required(model.lstm_value, "value LSTM of a recurrent continuous policy")
+            hidden = _lstm(g, lstm_policy, hidden, "lstm_policy", "_policy")
+            _lstm(g, lstm_value, value_hidden, "lstm_value", "_value")
         _continuous_head(g, model, hidden)
     else:
         hidden = _stream(g, model, 0, vector)
@@ -353,6 +372,8 @@ def convert_model(model: NetworkWeights) -> Model:
                     g.layer("one_hot", LayerType.OneHot, [column], pool_size=[size], alpha=1.0, beta=0.0)
                 )
             hidden = g.layer("concat_1", LayerType.Concat, parts, axis=3)
-            hidden = _lstm(g, model.lstm, hidden, "lstm", "")
+            hidden = _lstm(
+                g, _required(model.lstm, "LSTM of a recurrent discrete policy"), hidden, "lstm", ""
+            )
         _discrete_head(g, model, hidden)
     return g.build()
