@@ -420,8 +420,8 @@ class SoccerTwos(Scene):
             cast.add_boxes(self.origins + center, np.tile(half, (NUM_FIELDS, 1)), 0.0, tag, fields)
         for x in (GOALIE_WALL_X, STRIKER_WALL_X):
             for sign in (1.0, -1.0):
-                center = self.origins + (sign * x, _ROLE_WALL_Y, _ROLE_WALL_Z)
-                cast.add_boxes(center, np.tile(_ROLE_WALL_HALF, (NUM_FIELDS, 1)), 0.0, None, fields)
+                wall_centers = self.origins + (sign * x, _ROLE_WALL_Y, _ROLE_WALL_Z)
+                cast.add_boxes(wall_centers, np.tile(_ROLE_WALL_HALF, (NUM_FIELDS, 1)), 0.0, None, fields)
         self.cast_world = cast
         self._sensors = [
             (
