@@ -5,6 +5,7 @@ import dataclasses
 import os
 
 import pytest
+from learn_helpers import BASIC_LEARNING  # beside the tests, see conftest
 
 from mlagents.envs.exception import UnityEnvironmentException
 from mlagents.trainers import learn
@@ -25,26 +26,8 @@ from mlagents.trainers.trainer_util import TRAINER_CLASSES, load_trainer_config
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 SHIPPED_CONFIG = os.path.join(REPO, "config", "trainer_config.yaml")
 
-PPO = {
-    "trainer": "ppo",
-    "batch_size": 32,
-    "beta": 5.0e-3,
-    "buffer_size": 256,
-    "epsilon": 0.2,
-    "hidden_units": 20,
-    "lambd": 0.95,
-    "learning_rate": 3.0e-4,
-    "max_steps": 5.0e5,
-    "memory_size": 256,
-    "normalize": False,
-    "num_epoch": 3,
-    "num_layers": 1,
-    "time_horizon": 3,
-    "sequence_length": 64,
-    "summary_freq": 2000,
-    "use_recurrent": False,
-    "reward_signals": {"extrinsic": {"strength": 1.0, "gamma": 0.9}},
-}
+# A complete PPO section: the BasicLearning settings of the shipped config.
+PPO = BASIC_LEARNING
 
 
 def source(section="Brain", path="config.yaml"):

@@ -265,29 +265,12 @@ def test_shipped_default_section():
     }
 
 
-def test_initialize_trainers_from_the_checked_config(tmp_path):
+def test_initialize_trainers_from_the_checked_config(tmp_path, ppo_params):
     from mlagents.trainers.settings import PPOSettings, TrainerConfig
 
-    section = {
-        "trainer": "ppo",
-        "batch_size": 8,
-        "beta": 5.0e-3,
-        "buffer_size": 16,
-        "epsilon": 0.2,
-        "hidden_units": 8,
-        "lambd": 0.95,
-        "learning_rate": 3.0e-4,
-        "max_steps": "5.0e4",
-        "memory_size": 8,
-        "normalize": False,
-        "num_epoch": 2,
-        "num_layers": 1,
-        "time_horizon": 3,
-        "sequence_length": 2,
-        "summary_freq": 1000,
-        "use_recurrent": False,
-        "reward_signals": {"extrinsic": {"strength": 1.0, "gamma": 0.99}},
-    }
+    section = ppo_params()
+    for key in ("summary_path", "model_path", "keep_checkpoints"):  # initialize_trainers sets these
+        del section[key]
     config = TrainerConfig.from_dict({"default": section}, "config.yaml")
     trainers = initialize_trainers(
         config,
