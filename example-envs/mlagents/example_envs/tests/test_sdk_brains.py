@@ -301,3 +301,35 @@ def test_player_brain_reads_keys_from_a_terminal(tmp_path: Path) -> None:
     assert stored[1:] == [0, 2, 2, 2, 2, 2, 2, 2]
     assert [bool(info.local_done[0]) for info in infos] == [False] * 8 + [True]
     assert infos[-1].rewards[0] == pytest.approx(0.99)
+
+
+def test_recording_while_python_decides_is_closed_by_quit(
+    free_port_range: Callable[[int], int], tmp_path: Path
+) -> None:
+    env = UnityEnvironment(
+        str(BUILDS / "Basic.x86_64"),
+        base_port=free_port_range(1),
+        no_graphics=True,
+        args=["--record-demo", f"{BASIC}=FromPython", "--demo-folder", str(tmp_path)],
+    )
+    try:
+        assert env.external_brain_names == [BASIC]
+        env.reset(train_mode=True)
+        for _ in range(20):
+            env.step({BASIC: [[2.0]]})
+    finally:
+        env.close()
+    _, infos, expected = load_demonstration(str(tmp_path / "FromPython.demo"))
+    assert expected == len(infos) == 21
+    assert {float(info.previous_vector_actions[0, 0]) for info in infos[1:]} == {2.0}
+
+
+def test_key_names_and_player_actions() -> None:
+    from mlagents.example_envs.sdk.player import key_names, player_actions
+    from mlagents.example_envs.wall_jump import PLAYER_KEYS, WallJump
+
+    assert key_names("wD \x1b[A\x1b[D\x07") == ["w", "d", "space", "up", "left"]
+    brain = WallJump.spec().brains[0]
+    actions = player_actions(brain, PLAYER_KEYS, {"w", "d", "space"}, 2)
+    assert actions.dtype == np.float32 and actions.tolist() == [[1, 2, 0, 1]] * 2
+    assert player_actions(brain, PLAYER_KEYS, set(), 1).tolist() == [[0, 0, 0, 0]]
