@@ -6,4 +6,5 @@
 * ``wire.py`` / ``client.py`` / ``png.py``: protobuf conversion, the gRPC client, PNG images.
 * ``cli.py``: ``python -m mlagents.example_envs <Name> [Unity arguments]``.
 * ``ray_perception.py``: the RayPerception3D sensor shared by several scenes.
+* ``rendering.py``: offscreen MuJoCo rendering (camera observations, videos), headless via EGL.
 """
