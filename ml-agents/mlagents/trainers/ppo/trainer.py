@@ -279,5 +279,8 @@ class PPOTrainer(RLTrainer):
             for stat_name, update_name in signal.stats_name_to_update_name.items():
                 if stats.get(update_name):
                     self.stats[stat_name].append(float(np.mean(stats[update_name])))
+        if self.policy.bc_module is not None:
+            for stat_name, value in self.policy.bc_module.update().items():
+                self.stats[stat_name].append(value)
         self.clear_update_buffer()
         self.trainer_metrics.end_policy_update()
