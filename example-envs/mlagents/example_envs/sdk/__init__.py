@@ -5,5 +5,6 @@
 * ``local.py``: LocalEnvironment, a scene in-process without the wire.
 * ``wire.py`` / ``client.py`` / ``png.py``: protobuf conversion, the gRPC client, PNG images.
 * ``cli.py``: ``python -m mlagents.example_envs <Name> [Unity arguments]``.
+* ``demo_recorder.py``: DemonstrationRecorder, one brain's decisions to a ``.demo`` file.
 * ``ray_perception.py``: the RayPerception3D sensor shared by several scenes.
 """
