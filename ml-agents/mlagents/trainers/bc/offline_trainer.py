@@ -11,6 +11,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from mlagents.envs.brain import BrainParameters
 from mlagents.trainers.bc.trainer import BCTrainer
 from mlagents.trainers.components.bc.compatibility import load_demonstrations_for
@@ -45,9 +47,15 @@ class OfflineBCTrainer(BCTrainer):
         super().__init__(brain, trainer_parameters, training, load, seed, run_id)
         demo_path = self.settings.demo_path
         _, self.demonstration_buffer = load_demonstrations_for(brain, demo_path, self.policy.sequence_length)
+        # The demonstrations never change: converted to arrays once.
+        self._arrays = super().demonstration_arrays()
         LOGGER.info(
             "Brain %s: %d demonstration steps loaded from %s",
             self.brain_name,
             len(self.demonstration_buffer.update_buffer["actions"]),
             demo_path,
         )
+
+    def demonstration_arrays(self) -> dict[str, np.ndarray]:
+        """The demonstrations as arrays, converted once (they never change)."""
+        return self._arrays

@@ -122,18 +122,26 @@ class BCTrainer(Trainer):
         """True when the demonstrations hold more than ``n_sequences`` steps."""
         return len(self.demonstration_buffer.update_buffer["actions"]) > self.n_sequences
 
+    def demonstration_arrays(self) -> dict[str, np.ndarray]:
+        """The demonstrations' update buffer as arrays (field name -> array, fields of full length)."""
+        update_buffer = self.demonstration_buffer.update_buffer
+        length = len(update_buffer["actions"])
+        return {key: np.asarray(field) for key, field in update_buffer.items() if len(field) == length}
+
     @timed
     def update_policy(self) -> None:
         """At most ``batches_per_epoch`` gradient steps on shuffled demonstrations (see the module
         docstring); records ``Losses/Cloning Loss`` (0 when no mini-batch fits)."""
-        update_buffer = self.demonstration_buffer.update_buffer
+        arrays = self.demonstration_arrays()
         sequence_length = self.policy.sequence_length
-        length = len(update_buffer["actions"])
-        arrays = {key: np.asarray(field) for key, field in update_buffer.items() if len(field) == length}
-        order = self.shuffle_rng.permutation(length // sequence_length)
-        steps = (order[:, None] * sequence_length + np.arange(sequence_length)).ravel()
+        length = len(arrays["actions"])
         batch_steps = self.n_sequences * sequence_length
-        num_batches = min(len(steps) // batch_steps, self.batches_per_epoch)
+        num_batches = min(length // batch_steps, self.batches_per_epoch)
+        # The first sequences of a random permutation of all of them: a shuffle of the whole buffer
+        # of which only these are used.
+        total_sequences = length // sequence_length
+        order = self.shuffle_rng.choice(total_sequences, size=num_batches * self.n_sequences, replace=False)
+        steps = (order[:, None] * sequence_length + np.arange(sequence_length)).ravel()
         losses = []
         for i in range(num_batches):
             index = steps[i * batch_steps : (i + 1) * batch_steps]

@@ -68,6 +68,12 @@ class BCModule:
         self.num_epoch = settings.num_epoch if settings.num_epoch is not None else int(default_num_epoch)
         self.samples_per_update = settings.samples_per_update
         demo_length = len(demo_buffer.update_buffer["actions"])
+        # The demonstrations never change: converted to arrays once.
+        self._arrays = {
+            key: np.asarray(field)
+            for key, field in demo_buffer.update_buffer.items()
+            if len(field) == demo_length
+        }
         self.n_sequences = max(min(self.batch_size, demo_length) // sequence_length, 1)
         self.model = BCModel(policy.model, float(policy_learning_rate) * settings.strength, settings.steps)
         self.rng = np.random.default_rng(seed)
@@ -97,10 +103,9 @@ class BCModule:
         self.current_lr = self.learning_rate()
         if self.current_lr <= 0.0:
             return {PRETRAINING_LOSS_TAG: 0.0}
-        update_buffer = self.demonstration_buffer.update_buffer
+        arrays = self._arrays
         sequence_length = self.policy.sequence_length
-        length = len(update_buffer["actions"])
-        arrays = {key: np.asarray(field) for key, field in update_buffer.items() if len(field) == length}
+        length = len(arrays["actions"])
         possible_batches = length // self.n_sequences
         max_batches = self.samples_per_update // self.n_sequences
         num_batches = possible_batches if max_batches == 0 else min(possible_batches, max_batches)

@@ -1,0 +1,200 @@
+"""End to end: behavioural cloning through the real ``mlagents-learn`` on real example builds.
+
+* offline BC with the shipped ``config/offline_bc_config.yaml`` and the shipped demonstrations
+  ``demos/ExpertBasic.demo`` / ``demos/Expert3DBall.demo``: the student reaches 90% of the mean reward
+  the heuristic scored while it was recorded (stored in the demonstration's header);
+* online BC with the shipped ``config/online_bc_config.yaml`` (brains ``StudentBrain`` and
+  ``TeacherBrain``) on a Basic scene with two brains: the teacher decides with Basic's heuristic in
+  the build and is broadcast, the student learns from it while both play;
+* the configuration errors found once the environment reported its brains (a demonstration of
+  another brain with other actions, a ``brain_to_imitate`` the environment lacks): one line, exit 1,
+  before the first step. (Those found before any build starts are in test_learn.py.)
+
+Each run uses ``--num-envs=2``, the shipped config with only ``max_steps`` and ``summary_freq``
+lowered, and checks that nothing is left running.
+"""
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from learn_helpers import assert_nothing_left, leftovers, run_learn  # beside the tests, see conftest
+
+from mlagents.trainers.demo_loader import read_demonstration_file
+
+REPO = Path(__file__).resolve().parents[4]
+BUILDS = REPO / "example-envs" / "builds"
+DEMOS = REPO / "demos"
+
+pytestmark = pytest.mark.skipif(
+    not (DEMOS / "ExpertBasic.demo").exists() or not (DEMOS / "Expert3DBall.demo").exists(),
+    reason="the shipped demonstrations are missing",
+)
+
+CONSOLE_LINE = re.compile(
+    r"^INFO:mlagents\.trainers: \S+: (?P<brain>\S+): Step: (?P<step>[\d.]+)\. "
+    r"Time Elapsed: [\d.]+ s Mean Reward: (?P<mean>-?[\d.]+)\."
+)
+
+#: A Basic scene with two brains of one agent each: the student (Python decides) and the teacher.
+TEACHER_SCENE = """
+from mlagents.example_envs.basic import Basic, OBSERVATION_SIZE
+from mlagents.example_envs.sdk.scene import AgentGroup, BrainSpec, SceneSpec
+
+
+class BasicWithTeacher(Basic):
+    @classmethod
+    def spec(cls) -> SceneSpec:
+        spec = Basic.spec()
+        brains = [
+            BrainSpec(
+                name=name,
+                vector_observation_size=OBSERVATION_SIZE,
+                vector_action_space_type="discrete",
+                vector_action_size=(3,),
+                vector_action_descriptions=("",),
+            )
+            for name in ("StudentBrain", "TeacherBrain")
+        ]
+        group = spec.agents[0]
+        agents = [
+            AgentGroup(brain=brain.name, count=1, max_step=group.max_step, decision_interval=1, on_demand=True)
+            for brain in brains
+        ]
+        return SceneSpec(
+            academy_name=spec.academy_name,
+            brains=brains,
+            agents=agents,
+            training_configuration=spec.training_configuration,
+        )
+"""
+
+
+def mean_rewards(output, brain):
+    """(step, mean reward) of every console summary of ``brain`` that had finished episodes."""
+    return [
+        (float(m["step"]), float(m["mean"]))
+        for m in map(CONSOLE_LINE.match, output.splitlines())
+        if m and m["brain"] == brain
+    ]
+
+
+def heuristic_mean_reward(demo):
+    meta, _, _ = read_demonstration_file(str(demo))
+    return meta.mean_reward
+
+
+def shipped_config(cwd, name, brain, max_steps, summary_freq, **changes):
+    """Copy config/<name> into ``cwd`` with ``brain``'s budget lowered; link demos/ beside it."""
+    config = yaml.safe_load((REPO / "config" / name).read_text())
+    config[brain].update(max_steps=max_steps, summary_freq=summary_freq, **changes)
+    (cwd / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    os.symlink(DEMOS, cwd / "demos")
+    return "config.yaml"
+
+
+def learn(cwd, config, env, port, *extra, timeout=240):
+    status, out, err = run_learn(
+        cwd,
+        config,
+        f"--env={env}",
+        "--num-envs=2",
+        f"--base-port={port}",
+        "--train",
+        "--seed=3",
+        *extra,
+        timeout=timeout,
+    )
+    assert leftovers(range(port, port + 2)) == []
+    return status, out, err
+
+
+@pytest.mark.parametrize(
+    "example, brain, demo, max_steps, summary_freq",
+    [
+        ("Basic", "BasicLearning", "ExpertBasic.demo", 1000, 250),
+        # An episode lasts 1000 decisions: the first ones of the trained student end after ~2000 steps.
+        ("3DBall", "3DBallLearning", "Expert3DBall.demo", 3000, 500),
+    ],
+)
+def test_offline_bc_reaches_the_heuristic(
+    tmp_path, free_port_range, example, brain, demo, max_steps, summary_freq
+):
+    target = 0.9 * heuristic_mean_reward(DEMOS / demo)
+    config = shipped_config(tmp_path, "offline_bc_config.yaml", brain, max_steps, summary_freq)
+    port = free_port_range(2)
+    status, out, err = learn(tmp_path, config, BUILDS / f"{example}.x86_64", port)
+    assert status == 0, err[-3000:]
+    means = mean_rewards(err, brain)
+    assert means, err[-3000:]
+    last_step, last_mean = means[-1]
+    assert last_step > max_steps / 2 and last_mean >= target, (means, target)
+    assert (tmp_path / "models" / "ppo-0" / f"{brain}.nn").stat().st_size > 0
+    assert list((tmp_path / "summaries" / f"ppo_{brain}").iterdir())
+
+
+def write_teacher_build(cwd):
+    """An executable that starts the two-brain Basic scene like a build, the teacher heuristic and
+    broadcast (the Unity scene's brain assets and Broadcast Hub, given on the command line)."""
+    (cwd / "scenes").mkdir()
+    (cwd / "scenes" / "basic_with_teacher.py").write_text(TEACHER_SCENE)
+    build = cwd / "BasicWithTeacher.x86_64"
+    build.write_text(
+        "#!/bin/sh\n"
+        f'PYTHONPATH="{cwd / "scenes"}${{PYTHONPATH:+:$PYTHONPATH}}" exec "{sys.executable}" -m mlagents.example_envs '
+        'basic_with_teacher:BasicWithTeacher --brain-type TeacherBrain=heuristic --broadcast TeacherBrain "$@"\n'
+    )
+    build.chmod(0o755)
+    return build
+
+
+def test_online_bc_learns_from_the_broadcast_heuristic_teacher(tmp_path, free_port_range):
+    target = 0.9 * heuristic_mean_reward(DEMOS / "ExpertBasic.demo")
+    config = shipped_config(tmp_path, "online_bc_config.yaml", "StudentBrain", 1000, 250)
+    build = write_teacher_build(tmp_path)
+    port = free_port_range(2)
+    status, out, err = learn(tmp_path, config, build, port)
+    assert status == 0, err[-3000:]
+    means = mean_rewards(err, "StudentBrain")
+    assert means and means[-1][1] >= target, (means, target)
+    assert mean_rewards(err, "TeacherBrain") == []  # the teacher is not trained
+    assert (tmp_path / "models" / "ppo-0" / "StudentBrain.nn").stat().st_size > 0
+
+
+def test_errors_found_when_the_environment_reports_its_brains(tmp_path, free_port_range):
+    # A demonstration of 3DBall (continuous actions) for Basic (discrete).
+    wrong = tmp_path / "wrong"
+    wrong.mkdir()
+    config = shipped_config(
+        wrong, "offline_bc_config.yaml", "BasicLearning", 1000, 250, demo_path="demos/Expert3DBall.demo"
+    )
+    port = free_port_range(2)
+    status, out, err = learn(wrong, config, BUILDS / "Basic.x86_64", port)
+    errors = [line for line in err.splitlines() if line.startswith("ERROR:")]
+    assert status == 1 and "Traceback" not in err and len(errors) == 1, err[-3000:]
+    assert (
+        "The provided demonstration is not compatible with the brain being used for performance evaluation"
+        in errors[0]
+    )
+    assert (
+        "vector_action_space_type is 'continuous' in the demonstration but 'discrete' in the brain BasicLearning"
+        in errors[0]
+    )
+    assert not (wrong / "models" / "ppo-0" / "BasicLearning").exists()
+
+    # A teacher the environment does not have.
+    unknown = tmp_path / "unknown"
+    unknown.mkdir()
+    config = shipped_config(
+        unknown, "online_bc_config.yaml", "StudentBrain", 1000, 250, brain_to_imitate="Nobody"
+    )
+    build = write_teacher_build(unknown)
+    status, out, err = learn(unknown, config, build, port)
+    errors = [line for line in err.splitlines() if line.startswith("ERROR:")]
+    assert status == 1 and "Traceback" not in err and len(errors) == 1, err[-3000:]
+    assert "The brain_to_imitate Nobody of brain StudentBrain is not a brain of the environment" in errors[0]
+    assert "TeacherBrain" in errors[0]
+    assert_nothing_left(range(port, port + 2))
