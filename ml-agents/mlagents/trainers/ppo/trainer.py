@@ -9,7 +9,9 @@ A trajectory chunk of an agent is processed when its episode ends or when it hol
 
 ``advantages`` and ``discounted_returns`` are the means over the signals. The chunk then moves to the
 update buffer; when that holds more than ``buffer_size`` steps, :meth:`PPOTrainer.update_policy`
-runs ``num_epoch`` passes of mini-batches of ``batch_size`` steps and clears it.
+runs ``num_epoch`` passes of mini-batches of ``batch_size`` steps and clears it. With a
+``pretraining`` section, the policy's BC module then clones the demonstrations
+(:mod:`mlagents.trainers.components.bc.module`, statistic ``Losses/Pretraining Loss``).
 """
 
 from __future__ import annotations
