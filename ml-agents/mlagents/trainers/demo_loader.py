@@ -21,6 +21,7 @@ import logging
 import os
 from collections.abc import Sequence
 
+import numpy as np
 from google.protobuf.message import DecodeError
 
 from mlagents.envs.brain import BrainInfo, BrainParameters
@@ -183,6 +184,42 @@ def read_demonstration_file(
     return meta, brain, infos
 
 
+def _one_agent_infos(infos: list[AgentInfoProto], brain_params: BrainParameters) -> list[BrainInfo]:
+    """One single-agent BrainInfo per record, as ``BrainInfo.from_agent_proto(0, [info], ...)``
+    makes them, converted in one pass (memories are zero-padded to the file's longest)."""
+    if not infos:
+        return []
+    whole = BrainInfo.from_agent_proto(0, infos, brain_params)
+    assert whole.memories is not None and whole.rewards is not None and whole.agents is not None
+    assert whole.local_done is not None and whole.max_reached is not None
+    assert whole.previous_vector_actions is not None and whole.action_masks is not None
+    has_memories = whole.memories.shape[0] > 0
+    rows = []
+    for i in range(len(infos)):
+        row = slice(i, i + 1)
+        rows.append(
+            BrainInfo(
+                visual_observation=[[camera[i]] for camera in whole.visual_observations],
+                vector_observation=whole.vector_observations[row],
+                text_observations=whole.text_observations[row],
+                memory=whole.memories[row] if has_memories else np.zeros((0, 0)),
+                reward=whole.rewards[row],
+                agents=whole.agents[row],
+                local_done=whole.local_done[row],
+                vector_action=whole.previous_vector_actions[row],
+                text_action=whole.previous_text_actions[row]
+                if whole.previous_text_actions is not None
+                else None,
+                max_reached=whole.max_reached[row],
+                action_mask=whole.action_masks[row],
+                custom_observations=whole.custom_observations[row]
+                if whole.custom_observations is not None
+                else None,
+            )
+        )
+    return rows
+
+
 def load_demonstration(file_path: str) -> tuple[BrainParameters, list[BrainInfo], int]:
     """Load a ``.demo`` file, or every ``.demo`` file of a folder (in directory-listing order).
 
@@ -200,8 +237,7 @@ def load_demonstration(file_path: str) -> tuple[BrainParameters, list[BrainInfo]
         meta, brain_proto, infos = read_demonstration_file(path)
         total_expected += meta.number_steps
         brain_params = BrainParameters.from_proto(brain_proto)
-        for info in infos:
-            brain_infos.append(BrainInfo.from_agent_proto(0, [info], brain_params))
+        brain_infos.extend(_one_agent_infos(infos, brain_params))
     if brain_params is None or not brain_infos:
         raise DemonstrationFileError(
             f"The demonstration {file_path} holds no recorded steps (was the recording stopped at once?)."

@@ -15,9 +15,10 @@ The file has the layout Unity ML-Agents 0.8 and 0.9 write (demonstration API ver
 
 A Unity recorder follows one agent; a loader turns consecutive records into (observation, action
 taken) pairs. To keep that true with many agents, the recorder keeps each agent's current episode
-in memory and appends it to the file when the episode ends, so an agent's steps are contiguous
-and a record from another agent only ever follows a ``done`` record. Episodes still running when
-the recorder closes are not written (their count is logged).
+in memory and appends it to the file when the episode ends, so an agent's steps are contiguous.
+Episodes still running when the recorder closes are appended then, one agent after the other
+(with one agent, the file is exactly what Unity writes). Only where one agent's steps end and
+another's begin (after a done, or between two unfinished episodes) does a pair mix two agents.
 """
 
 from __future__ import annotations
@@ -104,6 +105,7 @@ class DemonstrationRecorder:
         self.number_episodes = 0
         self.cumulative_reward = 0.0
         self._episodes: dict[int, list[bytes]] = {}
+        self._buffered = 0
         self._episode_rewards: dict[int, float] = {}
         # Open for the recorder's lifetime; close() (or the context manager) closes it.
         self._file: BinaryIO | None = open(self.path, "wb")  # noqa: SIM115
@@ -115,8 +117,8 @@ class DemonstrationRecorder:
 
     @property
     def full(self) -> bool:
-        """True once ``max_steps`` decisions are written (further batches are ignored)."""
-        return 0 < self.max_steps <= self.number_steps
+        """True once ``max_steps`` decisions are recorded (further batches are ignored)."""
+        return 0 < self.max_steps <= self.number_steps + self._buffered
 
     @property
     def closed(self) -> bool:
@@ -132,24 +134,19 @@ class DemonstrationRecorder:
             batch.agents.tolist(), infos, rewards, batch.local_done.tolist()
         ):
             self._episodes.setdefault(agent, []).append(info.SerializeToString())
+            self._buffered += 1
             self._episode_rewards[agent] = self._episode_rewards.get(agent, 0.0) + reward
             if done:
-                self._write_episode(agent)
-                if self.full:
-                    return
+                self._write_episode(agent, finished=True)
+            if self.full:
+                return
 
     def close(self) -> None:
         """Write the final meta (steps, episodes, mean reward) and close the file. Idempotent."""
         if self._file is None:
             return
-        unfinished = sum(len(steps) for steps in self._episodes.values())
-        if unfinished:
-            logger.info(
-                "Demonstration %s: %d steps of episodes still running were not recorded.",
-                self.name,
-                unfinished,
-            )
-        self._episodes.clear()
+        for agent in list(self._episodes):
+            self._write_episode(agent, finished=False)
         meta = self._final_meta()
         # Unity writes the meta at the end of the file before it rewrites the header; readers
         # stop after number_steps records and never parse this copy.
@@ -173,9 +170,11 @@ class DemonstrationRecorder:
         self.close()
 
     # ------------------------------------------------------------------ internals
-    def _write_episode(self, agent: int) -> None:
+    def _write_episode(self, agent: int, finished: bool) -> None:
+        """Append the agent's buffered steps (its episode, ``finished`` with a done)."""
         assert self._file is not None
         steps = self._episodes.pop(agent, [])
+        self._buffered -= len(steps)
         reward = self._episode_rewards.pop(agent, 0.0)
         if self.max_steps:
             steps = steps[: self.max_steps - self.number_steps]
@@ -189,7 +188,7 @@ class DemonstrationRecorder:
         for raw in steps:
             self._write_delimited(raw)
         self.number_steps += len(steps)
-        self.number_episodes += 1
+        self.number_episodes += int(finished)
         self.cumulative_reward += float(np.float32(reward))
 
     def _meta(self, steps: int, episodes: int, mean_reward: float) -> bytes:

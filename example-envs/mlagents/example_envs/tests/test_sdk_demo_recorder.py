@@ -86,7 +86,8 @@ def record_basic(folder: Path, name: str = "ExpertBasic", decisions: int = 60) -
 
 
 def test_recorded_file_has_the_demo_layout(tmp_path: Path) -> None:
-    path, taken = record_basic(tmp_path)
+    decisions = 60
+    path, taken = record_basic(tmp_path, decisions=decisions)
     assert path.name == "ExpertBasic.demo"
     data = path.read_bytes()
 
@@ -111,8 +112,8 @@ def test_recorded_file_has_the_demo_layout(tmp_path: Path) -> None:
     assert data[position:] == meta  # the raw meta copy at the end
 
     dones = [field(r, 8) for r in records]
-    assert dones[-1] == 1  # only finished episodes are written
     assert episodes == sum(dones) + 1
+    assert len(records) == decisions + 1  # the running episode is written at close
     rewards = [struct.unpack("<f", field(r, 7, b"\0\0\0\0"))[0] for r in records]  # type: ignore[arg-type]
     assert mean_reward == pytest.approx(sum(rewards) / episodes, rel=1e-5)
     # The action stored in each record is the one taken at the previous decision.
@@ -157,5 +158,8 @@ def test_max_steps_and_interleaved_agents(tmp_path: Path) -> None:
     assert expected == len(infos) == 300
     ids = [info.agents[0] for info in infos]
     dones = [bool(info.local_done[0]) for info in infos]
-    for t in range(1, len(infos)):
-        assert ids[t] == ids[t - 1] or dones[t - 1]
+    # An agent's steps are contiguous: the agent changes after a done, or once per agent where
+    # the episodes still running at close follow each other.
+    switches = [t for t in range(1, len(infos)) if ids[t] != ids[t - 1] and not dones[t - 1]]
+    assert len(switches) < 12
+    assert len({ids[t] for t in switches}) == len(switches)
