@@ -10,8 +10,8 @@
   another brain with other actions, a ``brain_to_imitate`` the environment lacks): one line, exit 1,
   before the first step. (Those found before any build starts are in test_learn.py.)
 
-Each run uses ``--num-envs=2``, the shipped config with only ``max_steps`` and ``summary_freq``
-lowered, and checks that nothing is left running.
+Each training run uses ``--num-envs=2`` (the error runs one environment), the shipped config with
+only ``max_steps`` and ``summary_freq`` lowered, and checks that nothing is left running.
 """
 
 import os
@@ -115,12 +115,12 @@ def shipped_config(cwd, name, brain, max_steps, summary_freq, **changes):
     return "config.yaml"
 
 
-def learn(cwd, config, env, port, *extra, timeout=240):
+def learn(cwd, config, env, port, *extra, timeout=240, num_envs=2):
     status, out, err = run_learn(
         cwd,
         config,
         f"--env={env}",
-        "--num-envs=2",
+        f"--num-envs={num_envs}",
         f"--base-port={port}",
         "--train",
         "--seed=3",
@@ -189,7 +189,7 @@ def test_errors_found_when_the_environment_reports_its_brains(tmp_path, free_por
         wrong, "offline_bc_config.yaml", "BasicLearning", 1000, 250, demo_path="demos/Expert3DBall.demo"
     )
     port = free_port_range(2)
-    status, out, err = learn(wrong, config, BUILDS / "Basic.x86_64", port)
+    status, out, err = learn(wrong, config, BUILDS / "Basic.x86_64", port, num_envs=1)
     errors = [line for line in err.splitlines() if line.startswith("ERROR:")]
     assert status == 1 and "Traceback" not in err and len(errors) == 1, err[-3000:]
     assert (
@@ -209,7 +209,7 @@ def test_errors_found_when_the_environment_reports_its_brains(tmp_path, free_por
         unknown, "online_bc_config.yaml", "StudentBrain", 1000, 250, brain_to_imitate="Nobody"
     )
     build = write_teacher_build(unknown)
-    status, out, err = learn(unknown, config, build, port)
+    status, out, err = learn(unknown, config, build, port, num_envs=1)
     errors = [line for line in err.splitlines() if line.startswith("ERROR:")]
     assert status == 1 and "Traceback" not in err and len(errors) == 1, err[-3000:]
     assert "The brain_to_imitate Nobody of brain StudentBrain is not a brain of the environment" in errors[0]
