@@ -27,7 +27,8 @@ Usage::
 
 ``--cases pretraining`` trains with the brain's shipped section plus the ``pretraining`` section of
 :data:`PRETRAINING` (behavioural cloning from the shipped demonstration, ``demos/Expert<Env>.demo``);
-``--seeds`` runs every case once per seed (``--seed``), so that the cases compare on the same seeds.
+``--seeds`` runs every case once per seed (``--seed``), so that the cases compare on the same seeds;
+``--demo PATH`` uses another demonstration for the pretraining case.
 
 Prints figures only; it asserts nothing. Wall-clock figures depend on the machine (and on what else
 runs on it); the step counts much less so.
@@ -73,9 +74,9 @@ CONSOLE_LINE = re.compile(
 )
 
 
-def case_config(env: str, case: str, workdir: str) -> Path:
+def case_config(env: str, case: str, workdir: str, demo: str | None = None) -> Path:
     """The trainer config of ``case``: the shipped one (``ppo``), or with the brain's ``pretraining``
-    section added (``pretraining``), written to ``workdir``."""
+    section added (``pretraining``, from ``demo`` when given), written to ``workdir``."""
     if case == "ppo":
         return CONFIG
     import yaml
@@ -85,7 +86,7 @@ def case_config(env: str, case: str, workdir: str) -> Path:
     brain = TARGETS[env][0]
     config = load_config(str(CONFIG))
     section = dict(PRETRAINING[env])
-    section["demo_path"] = str(REPO / section["demo_path"])
+    section["demo_path"] = str(Path(demo).resolve()) if demo else str(REPO / section["demo_path"])
     config[brain] = {**config.get(brain, {}), "pretraining": section}
     path = Path(workdir) / "trainer_config.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
@@ -155,7 +156,13 @@ def timer_shares(timers_path: Path) -> dict[str, float]:
 
 
 def run_one(
-    env: str, num_envs: int, max_minutes: float, verbose: bool, case: str = "ppo", seed: int | None = None
+    env: str,
+    num_envs: int,
+    max_minutes: float,
+    verbose: bool,
+    case: str = "ppo",
+    seed: int | None = None,
+    demo: str | None = None,
 ) -> Result:
     brain, targets, _ = TARGETS[env]
     result = Result(env, num_envs, targets, case=case, seed=seed)
@@ -166,7 +173,7 @@ def run_one(
             sys.executable,
             "-m",
             "mlagents.trainers.learn",
-            str(case_config(env, case, workdir)),
+            str(case_config(env, case, workdir, demo)),
             "--env",
             str(build),
             "--train",
@@ -280,6 +287,9 @@ def main() -> None:
         "--cases", default="ppo", help="comma-separated: ppo, pretraining (PPO with the pretraining section)"
     )
     parser.add_argument("--seeds", default="", help="comma-separated --seed values (default: none given)")
+    parser.add_argument(
+        "--demo", default=None, help="demonstration of the pretraining case (default: the shipped one)"
+    )
     args = parser.parse_args()
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
     seeds: list[int | None] = [int(s) for s in args.seeds.split(",") if s.strip()] or [None]
@@ -311,7 +321,7 @@ def main() -> None:
                 + " ...",
                 flush=True,
             )
-            result = run_one(env, num_envs, args.max_minutes, args.verbose, case, seed)
+            result = run_one(env, num_envs, args.max_minutes, args.verbose, case, seed, args.demo)
             reached = ", ".join(
                 f"{t:g} at step {s:.0f} after {sec:.0f} s" for t, (s, sec) in result.reached.items()
             )
