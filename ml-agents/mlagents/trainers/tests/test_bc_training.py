@@ -3,9 +3,10 @@
 * offline BC with the shipped ``config/offline_bc_config.yaml`` and the shipped demonstrations
   ``demos/ExpertBasic.demo`` / ``demos/Expert3DBall.demo``: the student reaches 90% of the mean reward
   of the heuristic that played them (measured in-process, one episode per agent);
-* online BC with the shipped ``config/online_bc_config.yaml`` (brains ``StudentBrain`` and
-  ``TeacherBrain``) on a Basic scene with two brains: the teacher decides with Basic's heuristic in
-  the build and is broadcast, the student learns from it while both play;
+* online BC with the shipped ``config/online_bc_config.yaml`` on Basic started with
+  ``--teacher BasicTeacher=BasicLearning`` (through ``MLAGENTS_BUILD_ARGS``): a teacher brain beside
+  the learner decides with Basic's heuristic in the build and is broadcast, and ``BasicLearning``
+  learns from it while both play;
 * the configuration errors found once the environment reported its brains (a demonstration of
   another brain with other actions, a ``brain_to_imitate`` the environment lacks): one line, exit 1,
   before the first step. (Those found before any build starts are in test_learn.py.)
@@ -16,7 +17,6 @@ only ``max_steps`` and ``summary_freq`` lowered, and checks that nothing is left
 
 import os
 import re
-import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -37,39 +37,6 @@ CONSOLE_LINE = re.compile(
     r"^INFO:mlagents\.trainers: \S+: (?P<brain>\S+): Step: (?P<step>[\d.]+)\. "
     r"Time Elapsed: [\d.]+ s Mean Reward: (?P<mean>-?[\d.]+)\."
 )
-
-#: A Basic scene with two brains of one agent each: the student (Python decides) and the teacher.
-TEACHER_SCENE = """
-from mlagents.example_envs.basic import Basic, OBSERVATION_SIZE
-from mlagents.example_envs.sdk.scene import AgentGroup, BrainSpec, SceneSpec
-
-
-class BasicWithTeacher(Basic):
-    @classmethod
-    def spec(cls) -> SceneSpec:
-        spec = Basic.spec()
-        brains = [
-            BrainSpec(
-                name=name,
-                vector_observation_size=OBSERVATION_SIZE,
-                vector_action_space_type="discrete",
-                vector_action_size=(3,),
-                vector_action_descriptions=("",),
-            )
-            for name in ("StudentBrain", "TeacherBrain")
-        ]
-        group = spec.agents[0]
-        agents = [
-            AgentGroup(brain=brain.name, count=1, max_step=group.max_step, decision_interval=1, on_demand=True)
-            for brain in brains
-        ]
-        return SceneSpec(
-            academy_name=spec.academy_name,
-            brains=brains,
-            agents=agents,
-            training_configuration=spec.training_configuration,
-        )
-"""
 
 
 def mean_rewards(output, brain):
@@ -153,35 +120,25 @@ def test_offline_bc_reaches_the_heuristic(tmp_path, free_port_range, example, br
     assert list((tmp_path / "summaries" / f"ppo_{brain}").iterdir())
 
 
-def write_teacher_build(cwd):
-    """An executable that starts the two-brain Basic scene like a build, the teacher heuristic and
-    broadcast (the Unity scene's brain assets and Broadcast Hub, given on the command line)."""
-    (cwd / "scenes").mkdir()
-    (cwd / "scenes" / "basic_with_teacher.py").write_text(TEACHER_SCENE)
-    build = cwd / "BasicWithTeacher.x86_64"
-    build.write_text(
-        "#!/bin/sh\n"
-        f'PYTHONPATH="{cwd / "scenes"}${{PYTHONPATH:+:$PYTHONPATH}}" exec "{sys.executable}" -m mlagents.example_envs '
-        'basic_with_teacher:BasicWithTeacher --brain-type TeacherBrain=heuristic --broadcast TeacherBrain "$@"\n'
-    )
-    build.chmod(0o755)
-    return build
+#: The build option that adds Basic's heuristic teacher beside the learner, as mlagents-learn passes it.
+TEACHER_ARGS = "--teacher BasicTeacher=BasicLearning"
 
 
-def test_online_bc_learns_from_the_broadcast_heuristic_teacher(tmp_path, free_port_range):
+def test_online_bc_learns_from_the_broadcast_heuristic_teacher(tmp_path, free_port_range, monkeypatch):
     target = 0.9 * heuristic_mean_reward("Basic", "BasicLearning")
-    config = shipped_config(tmp_path, "online_bc_config.yaml", "StudentBrain", 1000, 250)
-    build = write_teacher_build(tmp_path)
+    config = shipped_config(tmp_path, "online_bc_config.yaml", "BasicLearning", 1000, 250)
+    monkeypatch.setenv("MLAGENTS_BUILD_ARGS", TEACHER_ARGS)
     port = free_port_range(2)
-    status, out, err = learn(tmp_path, config, build, port)
+    status, out, err = learn(tmp_path, config, BUILDS / "Basic.x86_64", port)
     assert status == 0, err[-3000:]
-    means = mean_rewards(err, "StudentBrain")
+    means = mean_rewards(err, "BasicLearning")
     assert means and means[-1][1] >= target, (means, target)
-    assert mean_rewards(err, "TeacherBrain") == []  # the teacher is not trained
-    assert (tmp_path / "models" / "ppo-0" / "StudentBrain.nn").stat().st_size > 0
+    assert mean_rewards(err, "BasicTeacher") == []  # the teacher is not trained
+    assert (tmp_path / "models" / "ppo-0" / "BasicLearning.nn").stat().st_size > 0
+    assert not (tmp_path / "models" / "ppo-0" / "BasicTeacher").exists()
 
 
-def test_errors_found_when_the_environment_reports_its_brains(tmp_path, free_port_range):
+def test_errors_found_when_the_environment_reports_its_brains(tmp_path, free_port_range, monkeypatch):
     # A demonstration of 3DBall (continuous actions) for Basic (discrete).
     wrong = tmp_path / "wrong"
     wrong.mkdir()
@@ -206,12 +163,12 @@ def test_errors_found_when_the_environment_reports_its_brains(tmp_path, free_por
     unknown = tmp_path / "unknown"
     unknown.mkdir()
     config = shipped_config(
-        unknown, "online_bc_config.yaml", "StudentBrain", 1000, 250, brain_to_imitate="Nobody"
+        unknown, "online_bc_config.yaml", "BasicLearning", 1000, 250, brain_to_imitate="Nobody"
     )
-    build = write_teacher_build(unknown)
-    status, out, err = learn(unknown, config, build, port, num_envs=1)
+    monkeypatch.setenv("MLAGENTS_BUILD_ARGS", TEACHER_ARGS)
+    status, out, err = learn(unknown, config, BUILDS / "Basic.x86_64", port, num_envs=1)
     errors = [line for line in err.splitlines() if line.startswith("ERROR:")]
     assert status == 1 and "Traceback" not in err and len(errors) == 1, err[-3000:]
-    assert "The brain_to_imitate Nobody of brain StudentBrain is not a brain of the environment" in errors[0]
-    assert "TeacherBrain" in errors[0]
+    assert "The brain_to_imitate Nobody of brain BasicLearning is not a brain of the environment" in errors[0]
+    assert "BasicTeacher" in errors[0]
     assert_nothing_left(range(port, port + 2))
