@@ -25,6 +25,12 @@ Usage::
     python benchmarks/train_to_benchmark.py                       # Basic and 3DBall, 1 and 4 envs
     python benchmarks/train_to_benchmark.py --envs Basic --num-envs 1 --max-minutes 10
     python benchmarks/train_to_benchmark.py --envs Reacher,Tennis --num-envs 1 --max-steps 5e5
+    python benchmarks/train_to_benchmark.py --envs 3DBall --num-envs 1 --cases ppo,pretraining --seeds 1,2,3
+
+``--cases pretraining`` trains with the brain's shipped section plus the ``pretraining`` section of
+:data:`PRETRAINING` (behavioural cloning from the shipped demonstration, ``demos/Expert<Env>.demo``);
+``--seeds`` runs every case once per seed (``--seed``), so that the cases compare on the same seeds;
+``--demo PATH`` uses another demonstration for the pretraining case.
 
 Prints figures only; it asserts nothing. Wall-clock figures depend on the machine (and on what else
 runs on it); the step counts much less so.
@@ -67,10 +73,39 @@ TARGETS = {
     "Pyramids": ("PyramidsLearning", (1.75,), ""),
 }
 
+# Environment -> the pretraining section of the "pretraining" case (demo path relative to the repository).
+PRETRAINING = {
+    "3DBall": {"demo_path": "demos/Expert3DBall.demo", "strength": 0.5, "steps": 10000},
+}
+
 CONSOLE_LINE = re.compile(
     r"INFO:mlagents\.trainers: \S+: (?P<brain>\S+): Step: (?P<step>[\d.]+)\. "
     r"(?:Time Elapsed: (?P<elapsed>[\d.]+) s Mean Reward: (?P<mean>-?[\d.]+)\.)?"
 )
+
+
+def case_config(
+    env: str, case: str, workdir: str, demo: str | None = None, max_steps: float | None = None
+) -> Path:
+    """The trainer config of ``case``: the shipped one (``ppo``), or with the brain's ``pretraining``
+    section added (``pretraining``, from ``demo`` when given), written to ``workdir``; with
+    ``max_steps``, the brain's section trains that many steps."""
+    if case == "ppo" and max_steps is None:
+        return CONFIG
+    from mlagents.trainers.trainer_util import load_config
+
+    brain = TARGETS[env][0]
+    config = load_config(str(CONFIG))
+    config[brain] = dict(config.get(brain, {}))
+    if case == "pretraining":
+        section = dict(PRETRAINING[env])
+        section["demo_path"] = str(Path(demo).resolve()) if demo else str(REPO / section["demo_path"])
+        config[brain]["pretraining"] = section
+    if max_steps is not None:
+        config[brain]["max_steps"] = max_steps
+    path = Path(workdir) / "trainer_config.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
 
 
 @dataclass
@@ -85,6 +120,8 @@ class Result:
     stop_reason: str = ""
     shares: dict[str, float] = field(default_factory=dict)
     total_steps_per_second: float | None = None
+    case: str = "ppo"
+    seed: int | None = None
 
 
 def find_node(node: dict, name: str) -> dict | None:
@@ -133,29 +170,26 @@ def timer_shares(timers_path: Path) -> dict[str, float]:
     }
 
 
-def config_with_max_steps(brain: str, max_steps: float, folder: Path) -> Path:
-    """A copy of the shipped config in ``folder`` whose ``brain`` section trains ``max_steps`` steps."""
-    config = yaml.safe_load(CONFIG.read_text())
-    config.setdefault(brain, {})["max_steps"] = max_steps
-    path = folder / "trainer_config.yaml"
-    path.write_text(yaml.safe_dump(config))
-    return path
-
-
 def run_one(
-    env: str, num_envs: int, max_minutes: float, verbose: bool, max_steps: float | None = None
+    env: str,
+    num_envs: int,
+    max_minutes: float,
+    verbose: bool,
+    case: str = "ppo",
+    seed: int | None = None,
+    demo: str | None = None,
+    max_steps: float | None = None,
 ) -> Result:
     brain, targets, _ = TARGETS[env]
-    result = Result(env, num_envs, targets)
+    result = Result(env, num_envs, targets, case=case, seed=seed)
     build = BUILDS / f"{env}.x86_64"
     with tempfile.TemporaryDirectory(prefix=f"bench-{env}-") as workdir:
         base_port = find_free_port_range(num_envs)
-        config = CONFIG if max_steps is None else config_with_max_steps(brain, max_steps, Path(workdir))
         command = [
             sys.executable,
             "-m",
             "mlagents.trainers.learn",
-            str(config),
+            str(case_config(env, case, workdir, demo, max_steps)),
             "--env",
             str(build),
             "--train",
@@ -163,7 +197,7 @@ def run_one(
             "--no-graphics",
             "--run-id=bench",
             f"--base-port={base_port}",
-        ]
+        ] + ([] if seed is None else [f"--seed={seed}"])
         log_path = Path(workdir) / "learn.log"
         start = time.monotonic()
         with open(log_path, "w") as log:
@@ -221,22 +255,28 @@ def run_one(
     return result
 
 
+CASE_LABELS = {"ppo": "PPO", "pretraining": "PPO + pretraining"}
+
+
 def print_results(results: list[Result]) -> None:
     print()
+    cases = any(r.case != "ppo" or r.seed is not None for r in results)
     print(
-        "| Environment | --num-envs | Target mean reward | Steps to target | Wall-clock s to target "
-        "| Best mean reward | Stopped by |"
+        "| Environment | --num-envs | "
+        + ("Case | Seed | " if cases else "")
+        + "Target mean reward | Steps to target | Wall-clock s to target | Best mean reward | Stopped by |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|" + ("---|---|" if cases else ""))
     for r in results:
         best = f"{r.best_mean:.3f}" if r.best_mean > float("-inf") else "-"
+        label = f"{CASE_LABELS.get(r.case, r.case)} | {'-' if r.seed is None else r.seed} | " if cases else ""
         for target in r.targets:
             if target in r.reached:
                 steps, seconds = r.reached[target]
                 reached = f"{steps:.0f} | {seconds:.0f}"
             else:
                 reached = "not reached | -"
-            print(f"| {r.env} | {r.num_envs} | {target:g} | {reached} | {best} | {r.stop_reason} |")
+            print(f"| {r.env} | {r.num_envs} | {label}{target:g} | {reached} | {best} | {r.stop_reason} |")
     print()
     print("Share of the training loop time (TrainerController.advance):")
     print(
@@ -267,7 +307,16 @@ def main() -> None:
         default=None,
         help="train this many steps instead of the config's max_steps",
     )
+    parser.add_argument(
+        "--cases", default="ppo", help="comma-separated: ppo, pretraining (PPO with the pretraining section)"
+    )
+    parser.add_argument("--seeds", default="", help="comma-separated --seed values (default: none given)")
+    parser.add_argument(
+        "--demo", default=None, help="demonstration of the pretraining case (default: the shipped one)"
+    )
     args = parser.parse_args()
+    cases = [c.strip() for c in args.cases.split(",") if c.strip()]
+    seeds: list[int | None] = [int(s) for s in args.seeds.split(",") if s.strip()] or [None]
 
     results = []
     for env in [e.strip() for e in args.envs.split(",") if e.strip()]:
@@ -278,15 +327,27 @@ def main() -> None:
             print(f"Skipping {env}: the build example-envs/builds/{env}.x86_64 is missing.")
             continue
         brain, targets, note = TARGETS[env]
-        for num_envs in [int(n) for n in args.num_envs.split(",")]:
+        runs = [
+            (num_envs, case, seed)
+            for num_envs in [int(n) for n in args.num_envs.split(",")]
+            for case in cases
+            for seed in seeds
+            if case == "ppo" or env in PRETRAINING
+        ]
+        for num_envs, case, seed in runs:
             wanted = ", ".join(f"{t:g}" for t in targets)
             print(
-                f"{env} ({brain}), --num-envs={num_envs}: training to mean reward {wanted}"
+                f"{env} ({brain}), --num-envs={num_envs}"
+                + (f", {CASE_LABELS.get(case, case)}" if case != "ppo" else "")
+                + (f", --seed={seed}" if seed is not None else "")
+                + f": training to mean reward {wanted}"
                 + (f" ({note})" if note else "")
                 + " ...",
                 flush=True,
             )
-            result = run_one(env, num_envs, args.max_minutes, args.verbose, args.max_steps)
+            result = run_one(
+                env, num_envs, args.max_minutes, args.verbose, case, seed, args.demo, args.max_steps
+            )
             reached = ", ".join(
                 f"{t:g} at step {s:.0f} after {sec:.0f} s" for t, (s, sec) in result.reached.items()
             )

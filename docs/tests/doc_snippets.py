@@ -22,7 +22,7 @@ How blocks are handled by language: ``sh``/``bash``/``shell`` and indented block
 (``-e``: every command must succeed); ``python`` runs as a script; ``yaml`` and ``json`` must parse;
 other labels (``text`` for output, diagrams) are not code. A fenced block without a label is an error.
 
-Every page runs in its own folder holding a copy of ``config/`` and links to ``example-envs/`` and
+Every page runs in its own folder holding a copy of ``config/`` and links to ``example-envs/``, ``demos/`` and
 ``benchmarks/``, with ``bin/`` first on PATH: its ``mlagents-learn`` lowers ``max_steps`` of every
 brain to ``$MLAGENTS_TEST_MAX_STEPS`` (and ``summary_freq`` so that summaries are still written) and
 ``resampling-interval`` of a ``--sampler`` file to ``$MLAGENTS_TEST_RESAMPLING_INTERVAL``, on copies
@@ -277,7 +277,7 @@ class PageRunner:
         self.timeout = timeout
         self.token = uuid.uuid4().hex
         shutil.copytree(REPO / "config", folder / "config")
-        for name in ("example-envs", "benchmarks"):
+        for name in ("example-envs", "benchmarks", "demos"):
             (folder / name).symlink_to(REPO / name)
         bin_dir = folder / "bin"
         bin_dir.mkdir()

@@ -8,10 +8,12 @@ creates one trainer per brain and hands everything to a :class:`TrainerControlle
 
 Errors a user can cause end the command with one line naming the problem and exit status 1. Those
 in the files (a missing or malformed configuration file, an unknown trainer type, a missing or
-invalid hyper-parameter or reward signal, a malformed curriculum or sampler file) are found before
-any environment is launched; those that need the environment (a brain without configuration, a
-curriculum for a brain or parameter it does not have, an environment that cannot be launched) right
-after it started. Ctrl-C during training saves and exports the models, then ends with status 0.
+invalid hyper-parameter or reward signal, a demonstration file that does not exist, a malformed
+curriculum or sampler file) are found before any environment is launched; those that need the
+environment (a brain without configuration, a curriculum for a brain or parameter it does not have,
+demonstrations recorded with other observations or actions than the brain's, a ``brain_to_imitate``
+the environment does not have, an environment that cannot be launched) right after it started,
+before the first step. Ctrl-C during training saves and exports the models, then ends with status 0.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from docopt import docopt
 from mlagents.envs.base_unity_environment import BaseUnityEnvironment
 from mlagents.envs.exception import SamplerException, UnityException
 from mlagents.envs.sampler_class import SamplerManager
+from mlagents.trainers.components.bc.compatibility import check_demo_paths
 from mlagents.trainers.exception import MetaCurriculumError, TrainerError
 from mlagents.trainers.meta_curriculum import MetaCurriculum
 from mlagents.trainers.settings import CommandLineError, RunOptions
@@ -258,6 +261,7 @@ def run_training(sub_id: int, run_seed: int, options: RunOptions | Mapping[str, 
     curriculum_folder = run.curriculum_dir()
 
     trainer_config = load_trainer_config(run.trainer_config_file())
+    check_demo_paths(trainer_config)
     sampler_manager, resampling_interval = create_sampler_manager(run.sampler_file_path, {}, run_seed)
     meta_curriculum = try_create_meta_curriculum(curriculum_folder, None, run.lesson)
     # Imported only now so that `mlagents-learn --help`, command-line and configuration errors

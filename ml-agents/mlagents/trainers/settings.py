@@ -2,7 +2,8 @@
 
 :class:`RunOptions` is the parsed ``mlagents-learn`` command line. :class:`TrainerConfig` is the
 whole trainer configuration file, every section parsed into a typed settings object
-(:class:`PPOSettings` for ``trainer: ppo``) with its reward signals
+(:class:`PPOSettings` for ``trainer: ppo``, :class:`OfflineBCSettings` and :class:`OnlineBCSettings` for
+the behavioural-cloning trainers) with its reward signals
 (:class:`RewardSignalSettings`) and optional ``pretraining`` section (:class:`PretrainingSettings`).
 Numbers are cast, defaults filled in and values checked here, and only here: the trainers, policies
 and reward signals take these objects and use their values as they are. Errors name the hyper-parameter,
@@ -11,9 +12,9 @@ the brain (or section) and, when known, the configuration file.
 YAML keys stay those of the v0.9 trainer configuration (see docs/Training-ML-Agents.md); keys a
 trainer does not use are kept in ``extra`` and shown with the hyper-parameters.
 
-New trainer types register their settings class in :data:`TRAINER_SETTINGS`; a behavioural-cloning
-trainer would add a ``PolicySettings`` subclass with ``batches_per_epoch``, ``demo_path`` and
-``brain_to_imitate``.
+New trainer types register their settings class in :data:`TRAINER_SETTINGS`; the behavioural-cloning
+trainers read :class:`OfflineBCSettings` (``demo_path``) and :class:`OnlineBCSettings`
+(``brain_to_imitate``, ``time_horizon``), both with ``batches_per_epoch`` (:class:`BCSettings`).
 """
 
 from __future__ import annotations
@@ -28,11 +29,14 @@ from mlagents.envs.exception import UnityEnvironmentException
 from mlagents.trainers.exception import TrainerError, UnityPolicyException, UnityTrainerException
 
 __all__ = [
+    "BCSettings",
     "CommandLineError",
     "ConfigSource",
     "ExtrinsicSettings",
     "MissingHyperParameterError",
     "MissingTrainerTypeError",
+    "OfflineBCSettings",
+    "OnlineBCSettings",
     "PPOSettings",
     "PolicySettings",
     "PretrainingSettings",
@@ -668,11 +672,58 @@ class PPOSettings(PolicySettings):
         }
 
 
-TRAINER_SETTINGS: dict[str, type[TrainerSettings]] = {"ppo": PPOSettings}
+@dataclass(frozen=True, kw_only=True)
+class BCSettings(PolicySettings):
+    """What both behavioural-cloning trainers read (see docs/Training-Behavioral-Cloning.md).
+
+    ``batch_size`` is the number of sequences (steps without recurrence) per gradient step and
+    ``batches_per_epoch`` the most mini-batches per update. The network never normalizes its
+    observations (``normalize`` is ignored, as in the original).
+    """
+
+    trainer_class: ClassVar[str] = "mlagents.trainers.bc.trainer.BCTrainer"
+
+    batches_per_epoch: int = _setting(whole(1))
+
+
+@dataclass(frozen=True, kw_only=True)
+class OfflineBCSettings(BCSettings):
+    """``trainer: offline_bc``: learns from the demonstrations at ``demo_path`` (a ``.demo`` file or
+    a folder of them)."""
+
+    trainer_class: ClassVar[str] = "mlagents.trainers.bc.offline_trainer.OfflineBCTrainer"
+
+    demo_path: str = _setting(text)
+
+    @classmethod
+    def default_trainer(cls) -> str:
+        return "offline_bc"
+
+
+@dataclass(frozen=True, kw_only=True)
+class OnlineBCSettings(BCSettings):
+    """``trainer: online_bc``: learns from the broadcast brain ``brain_to_imitate`` while it plays,
+    in chunks of at most ``time_horizon`` steps per agent."""
+
+    trainer_class: ClassVar[str] = "mlagents.trainers.bc.online_trainer.OnlineBCTrainer"
+
+    brain_to_imitate: str = _setting(text)
+    time_horizon: int = _setting(whole(1))
+
+    @classmethod
+    def default_trainer(cls) -> str:
+        return "online_bc"
+
+
+TRAINER_SETTINGS: dict[str, type[TrainerSettings]] = {
+    "ppo": PPOSettings,
+    "offline_bc": OfflineBCSettings,
+    "online_bc": OnlineBCSettings,
+}
 """Trainer type (the ``trainer`` key) -> its settings class."""
 
-TRAINERS_NOT_YET_AVAILABLE = ("offline_bc", "online_bc")
-"""Trainer types of the 0.9 toolkit that this version does not provide yet."""
+TRAINERS_NOT_YET_AVAILABLE: tuple[str, ...] = ()
+"""Trainer types of the 0.9 toolkit that this version does not provide yet (none)."""
 
 
 # ---------------------------------------------------------------------------------------- the file

@@ -204,6 +204,14 @@ class TrainerController:
             config.update(self.meta_curriculum.get_config())
         return env.reset(config=config, train_mode=self.fast_simulation)
 
+    def _check_environment_brains(self, step_infos: list[StepInfo]) -> None:
+        """Let trainers that read other brains (online BC's teacher) check that the environment has them."""
+        brain_names = {name for step_info in step_infos for name in step_info.current_all_brain_info}
+        for trainer in self.trainers.values():
+            check = getattr(trainer, "check_environment_brains", None)
+            if check is not None:
+                check(brain_names)
+
     def _not_done_training(self) -> bool:
         return (
             any(trainer.get_step <= trainer.get_max_steps for trainer in self.trainers.values())
@@ -266,7 +274,7 @@ class TrainerController:
             try:
                 for brain_name, trainer in self.trainers.items():
                     env_manager.set_policy(brain_name, trainer.policy)
-                self._reset_env(env_manager)
+                self._check_environment_brains(self._reset_env(env_manager))
                 with self._stop_requests():
                     while self._not_done_training():
                         n_steps = self.advance(env_manager)

@@ -29,9 +29,10 @@ if TYPE_CHECKING:
 LOGGER = logging.getLogger("mlagents.trainers")
 
 # trainer name -> (module, class). The module is imported only when a brain asks for that trainer.
-# The behavioural-cloning trainers (offline_bc, online_bc) are not part of this version.
 TRAINER_CLASSES: dict[str, tuple[str, str]] = {
     "ppo": ("mlagents.trainers.ppo.trainer", "PPOTrainer"),
+    "offline_bc": ("mlagents.trainers.bc.offline_trainer", "OfflineBCTrainer"),
+    "online_bc": ("mlagents.trainers.bc.online_trainer", "OnlineBCTrainer"),
 }
 
 
@@ -129,7 +130,7 @@ def initialize_trainers(
 
     Each brain's settings (its section merged with ``default``) get
     ``summary_path = {summaries_dir}/{run_id}_{B}``, ``model_path = {model_path}/{B}`` and
-    ``keep_checkpoints``; their ``trainer`` type picks the class (``ppo``).
+    ``keep_checkpoints``; their ``trainer`` type picks the class (``ppo``, ``offline_bc``, ``online_bc``).
 
     :param trainer_config: the checked configuration (:func:`load_trainer_config`) or the parsed
         YAML mapping (:func:`load_config`), whose sections of these brains are checked here.

@@ -1,1 +1,2 @@
-"""Optional parts of a policy: reward signals (``components.reward_signals``)."""
+"""Optional parts of a policy: reward signals (``components.reward_signals``) and the pretraining
+(behavioural-cloning) module of PPO (``components.bc``)."""

@@ -33,6 +33,7 @@ from mlagents.envs.brain import BrainInfo, BrainParameters
 from mlagents.envs.timers import timed
 from mlagents.trainers.adam import Adam
 from mlagents.trainers.agent_ids import agent_ids
+from mlagents.trainers.components.bc.module import BCModule
 from mlagents.trainers.components.reward_signals import RewardSignal
 from mlagents.trainers.components.reward_signals.reward_signal_factory import create_reward_signal
 from mlagents.trainers.models import EncoderType
@@ -96,12 +97,18 @@ class PPOPolicy(TFPolicy):
             name: create_reward_signal(self, self.model, name, signal_settings)
             for name, signal_settings in settings.reward_signals.items()
         }
-        if settings.pretraining is not None:
-            LOGGER.warning(
-                "Brain %s: the 'pretraining' section is not supported by this version and is ignored.",
-                brain.brain_name,
-            )
         self.optimizer = Adam(self.model.trainable_variables)
+        # Pretraining (behavioural cloning from demonstrations) after every PPO update.
+        self.bc_module: BCModule | None = None
+        if settings.pretraining is not None:
+            self.bc_module = BCModule(
+                self,
+                settings.pretraining,
+                policy_learning_rate=settings.learning_rate,
+                default_batch_size=settings.batch_size,
+                default_num_epoch=settings.num_epoch,
+                seed=self.seed,
+            )
         self._build_functions()
         if self.load:
             self._load_graph()

@@ -9,7 +9,9 @@ A trajectory chunk of an agent is processed when its episode ends or when it hol
 
 ``advantages`` and ``discounted_returns`` are the means over the signals. The chunk then moves to the
 update buffer; when that holds more than ``buffer_size`` steps, :meth:`PPOTrainer.update_policy`
-runs ``num_epoch`` passes of mini-batches of ``batch_size`` steps and clears it.
+runs ``num_epoch`` passes of mini-batches of ``batch_size`` steps and clears it. With a
+``pretraining`` section, the policy's BC module then clones the demonstrations
+(:mod:`mlagents.trainers.components.bc.module`, statistic ``Losses/Pretraining Loss``).
 """
 
 from __future__ import annotations
@@ -279,5 +281,8 @@ class PPOTrainer(RLTrainer):
             for stat_name, update_name in signal.stats_name_to_update_name.items():
                 if stats.get(update_name):
                     self.stats[stat_name].append(float(np.mean(stats[update_name])))
+        if self.policy.bc_module is not None:
+            for stat_name, value in self.policy.bc_module.update().items():
+                self.stats[stat_name].append(value)
         self.clear_update_buffer()
         self.trainer_metrics.end_policy_update()

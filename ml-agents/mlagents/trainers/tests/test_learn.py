@@ -184,7 +184,7 @@ CURRICULUM = (
             valid_config(trainer="sac"),
             [],
             "The trainer config contains an unknown trainer type for the default section: 'sac' "
-            "(known types: ppo) (trainer config config.yaml).",
+            "(known types: ppo, offline_bc, online_bc) (trainer config config.yaml).",
         ),
         (
             valid_config(trainer=None),
@@ -232,14 +232,27 @@ CURRICULUM = (
             "The memory size for the default section is 6 but it must be divisible by 4.",
         ),
         (
-            valid_config(trainer="offline_bc"),
+            valid_config(trainer="offline_bc", batches_per_epoch=10),
             [],
-            "The trainer type 'offline_bc' asked for the default section is not available in this version",
+            "The hyper-parameter demo_path could not be found for the "
+            "<class 'mlagents.trainers.bc.offline_trainer.OfflineBCTrainer'> trainer of the default section",
         ),
         (
-            valid_config(trainer="online_bc"),
+            valid_config(trainer="offline_bc", batches_per_epoch=10, demo_path="demos/Nowhere.demo"),
             [],
-            "The trainer type 'online_bc' asked for the default section is not available in this version",
+            "The demo_path demos/Nowhere.demo of the default section (trainer config config.yaml) does not exist",
+        ),
+        (
+            valid_config(trainer="online_bc", batches_per_epoch=10),
+            [],
+            "The hyper-parameter brain_to_imitate could not be found for the "
+            "<class 'mlagents.trainers.bc.online_trainer.OnlineBCTrainer'> trainer of the default section",
+        ),
+        (
+            valid_config(pretraining={"demo_path": "demos/Nowhere.demo", "strength": 0.5, "steps": 100}),
+            [],
+            "The pretraining demo_path demos/Nowhere.demo of the default section (trainer config config.yaml) "
+            "does not exist",
         ),
         (
             VALID_CONFIG,
@@ -257,8 +270,10 @@ CURRICULUM = (
         "unknown-reward-signal-key",
         "no-reward-signal",
         "memory-size",
-        "offline-bc",
-        "online-bc",
+        "offline-bc-without-demo-path",
+        "offline-bc-demo-path-not-found",
+        "online-bc-without-brain-to-imitate",
+        "pretraining-demo-path-not-found",
         "malformed-curriculum",
     ],
 )

@@ -11,6 +11,7 @@ from mlagents.envs.exception import UnityEnvironmentException
 from mlagents.trainers import learn
 from mlagents.trainers.exception import UnityPolicyException, UnityTrainerException
 from mlagents.trainers.settings import (
+    TRAINER_SETTINGS,
     CommandLineError,
     ConfigSource,
     PPOSettings,
@@ -265,21 +266,28 @@ def test_sections_asking_for_what_this_version_lacks_fail_only_for_their_brain()
         UnityTrainerException, match="curiosity reward signal is not available in this version"
     ):
         config.for_brain("PyramidsLearning")
-    config = TrainerConfig.from_dict({"default": PPO, "B": {"trainer": "offline_bc"}}, "c.yaml")
-    assert config.for_brain("A").trainer == "ppo"
-    with pytest.raises(UnityEnvironmentException, match="'offline_bc' asked for brain B is not available"):
-        config.for_brain("B")
 
 
-@pytest.mark.parametrize("trainer_type", ["offline_bc", "online_bc"])
-def test_behavioural_cloning_is_not_available(trainer_type):
-    assert trainer_type not in TRAINER_CLASSES
-    with pytest.raises(UnityEnvironmentException) as info:
-        TrainerConfig.from_dict({"default": dict(PPO, trainer=trainer_type)}, "c.yaml")
-    assert str(info.value) == (
-        f"The trainer type '{trainer_type}' asked for the default section is not available in this version "
-        "(trainer config c.yaml); available trainer types: ppo."
+@pytest.mark.parametrize(
+    "trainer_type, key", [("offline_bc", "demo_path"), ("online_bc", "brain_to_imitate")]
+)
+def test_behavioural_cloning_settings(trainer_type, key):
+    section = {k: PPO[k] for k in ("batch_size", "hidden_units", "learning_rate", "max_steps", "memory_size")}
+    section.update(
+        {
+            k: PPO[k]
+            for k in ("num_layers", "sequence_length", "summary_freq", "use_recurrent", "time_horizon")
+        }
     )
+    section.update(trainer=trainer_type, batches_per_epoch=5, **{key: "X"})
+    settings = TrainerConfig.from_dict({"default": section}, "c.yaml").default
+    assert settings is not None and getattr(settings, key) == "X" and settings.batches_per_epoch == 5
+    assert type(settings) is TRAINER_SETTINGS[trainer_type]
+    assert trainer_type in TRAINER_CLASSES
+    del section[key]
+    with pytest.raises(UnityTrainerException) as info:
+        TrainerConfig.from_dict({"default": section}, "c.yaml")
+    assert str(info.value).startswith(f"The hyper-parameter {key} could not be found for the <class ")
 
 
 def test_every_section_is_checked():

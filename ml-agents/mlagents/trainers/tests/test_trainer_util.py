@@ -294,7 +294,7 @@ def test_initialize_trainers_from_the_checked_config(tmp_path, ppo_params):
     assert trainer.parameters["max_steps"] == 50000.0 and trainer.parameters["keep_checkpoints"] == 3
 
 
-def test_bc_trainers_are_not_in_the_trainer_table():
+def test_trainer_table_has_ppo_and_the_bc_trainers():
     from mlagents.trainers.trainer_util import TRAINER_CLASSES
 
-    assert set(TRAINER_CLASSES) == {"ppo"}
+    assert set(TRAINER_CLASSES) == {"ppo", "offline_bc", "online_bc"}

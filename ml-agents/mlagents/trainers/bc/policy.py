@@ -1,0 +1,165 @@
+"""The behavioural-cloning policy: decisions and gradient steps of one brain (:class:`BCPolicy`).
+
+Outputs of :meth:`BCPolicy.evaluate` (numpy, agents on axis 0):
+
+================= ====================================================================
+``action``        discrete: sampled int32 (n, n_branches); continuous: float32 (n, d) in [-1, 1]
+``action_probs``  discrete only: the per-branch probabilities (n, sum(branches))
+``memory_out``    recurrent only: the new memories (n, memory_size)
+================= ====================================================================
+
+:meth:`BCPolicy.update` takes a mini-batch of buffer fields (``vector_obs``, ``visual_obs{i}``,
+``actions``, and when recurrent ``prev_action``) and returns ``{"policy_loss": L}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+from mlagents.envs.brain import BrainInfo, BrainParameters
+from mlagents.envs.timers import timed
+from mlagents.trainers.adam import Adam
+from mlagents.trainers.bc.models import BehavioralCloningModel
+from mlagents.trainers.ppo.policy import PPOPolicy
+from mlagents.trainers.settings import BCSettings, ConfigSource
+from mlagents.trainers.tf_policy import FixedSignatureFunction, TFPolicy
+
+__all__ = ["BCPolicy"]
+
+
+class BCPolicy(TFPolicy):
+    """A :class:`BehavioralCloningModel` with its Adam optimizer and checkpoints.
+
+    :param seed: seed of the weights and of the action sampling.
+    :param brain: the brain's parameters.
+    :param trainer_parameters: the brain's :class:`~mlagents.trainers.settings.BCSettings` (or a dict).
+    :param load: restore the newest checkpoint of ``model_path``.
+    """
+
+    model: BehavioralCloningModel
+    optimizer: Adam
+
+    def __init__(
+        self,
+        seed: int,
+        brain: BrainParameters,
+        trainer_parameters: BCSettings | Mapping[str, Any],
+        load: bool,
+    ) -> None:
+        settings = BCSettings.coerce(trainer_parameters, ConfigSource(brain.brain_name))
+        super().__init__(seed, brain, settings)
+        self.normalize = False
+        self.load = bool(load) or settings.load
+        self.model = BehavioralCloningModel(
+            brain,
+            h_size=settings.hidden_units,
+            lr=settings.learning_rate,
+            n_layers=settings.num_layers,
+            m_size=self.m_size,
+            use_recurrent=self.use_recurrent,
+            seed=self.seed,
+        )
+        self.optimizer = Adam(self.model.trainable_variables)
+        self._build_functions()
+        if self.load:
+            self._load_graph()
+        else:
+            self._initialize_graph()
+
+    def _build_functions(self) -> None:
+        model = self.model
+        observation_spec = model.input_signature()
+
+        def inference(inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+            out = model.forward(inputs, 1)
+            result = {}
+            if model.is_continuous:
+                result["action"] = out["action"]
+            else:
+                result["action_probs"] = out["action_probs"]
+                result["masked_log_probs"] = out["masked_log_probs"]
+            if model.use_recurrent:
+                result["memory_out"] = out["memory_out"]
+            return result
+
+        self._inference_fn = FixedSignatureFunction(inference, [observation_spec])
+        update_spec = dict(observation_spec)
+        if model.is_continuous:
+            update_spec["teacher_action"] = tf.TensorSpec([None, model.act_size[0]], tf.float32)
+        else:
+            update_spec["teacher_action"] = tf.TensorSpec([None, len(model.act_size)], tf.int32)
+        sequence_length = self.sequence_length
+        optimizer = self.optimizer
+
+        def update_step(batch: dict[str, tf.Tensor]) -> tf.Tensor:
+            variables = model.trainable_variables
+            with tf.GradientTape() as tape:
+                loss = model.loss(batch, sequence_length)
+            gradients = tape.gradient(loss, variables)
+            optimizer.apply_gradients(zip(gradients, variables), model.learning_rate())
+            return loss
+
+        self._update_fn = FixedSignatureFunction(update_step, [update_spec])
+
+    # ------------------------------------------------------------------ decisions
+
+    def evaluate(self, brain_info: BrainInfo) -> dict[str, Any]:
+        """Decide for every agent of ``brain_info`` (see the module docstring for the outputs)."""
+        feed = self.observation_feed(brain_info)
+        out = self._inference_fn(feed)
+        run_out: dict[str, Any] = {}
+        if self.use_continuous_act:
+            run_out["action"] = out["action"].numpy()
+        else:
+            run_out["action_probs"] = out["action_probs"].numpy()
+            run_out["action"] = self.sample_discrete_actions(
+                out["masked_log_probs"].numpy(), feed["action_masks"]
+            )
+        if self.use_recurrent:
+            run_out["memory_out"] = out["memory_out"].numpy()
+        return run_out
+
+    def sample_discrete_actions(self, log_probs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """One action per branch drawn from the masked log-probabilities (as PPO draws them)."""
+        return PPOPolicy.sample_discrete_actions(self, log_probs, masks)  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------------ learning
+
+    @timed
+    def update(self, mini_batch: dict[str, np.ndarray], num_sequences: int) -> dict[str, float]:
+        """One Adam step of the cloning loss on ``mini_batch``; returns ``policy_loss``."""
+        loss = self._update_fn(self.update_feed(mini_batch, num_sequences))
+        return {"policy_loss": float(loss.numpy())}
+
+    def update_feed(self, mini_batch: Mapping[str, Any], num_sequences: int) -> dict[str, np.ndarray]:
+        """The inputs of the update step: observations, the teacher's actions ``actions``, all
+        actions allowed, and zero memories at every sequence start."""
+        n = len(mini_batch["actions"])
+        feed: dict[str, np.ndarray] = {}
+        if self.use_vec_obs:
+            feed["vector_observation"] = np.asarray(mini_batch["vector_obs"], dtype=np.float32).reshape(n, -1)
+        for i in range(self.vis_obs_size):
+            feed[f"visual_observation_{i}"] = np.asarray(mini_batch[f"visual_obs{i}"], dtype=np.float32)
+        actions = np.asarray(mini_batch["actions"])
+        if self.use_continuous_act:
+            feed["teacher_action"] = actions.reshape(n, -1).astype(np.float32)
+        else:
+            feed["teacher_action"] = actions.reshape(n, -1).astype(np.int32)
+            feed["action_masks"] = np.ones(
+                (n, int(sum(self.brain.vector_action_space_size))), dtype=np.float32
+            )
+            if self.use_recurrent:
+                feed["prev_action"] = np.asarray(mini_batch["prev_action"]).reshape(n, -1).astype(np.int32)
+        if self.use_recurrent:
+            feed["recurrent_in"] = np.zeros(
+                (max(n // self.sequence_length, 1), self.m_size), dtype=np.float32
+            )
+        return feed
+
+    def tracing_counts(self) -> dict[str, int]:
+        """How often each tf.function was traced (1 each: no retracing per batch size)."""
+        return {"inference": self._inference_fn.tracing_count(), "update": self._update_fn.tracing_count()}

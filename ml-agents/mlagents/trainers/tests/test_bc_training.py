@@ -1,0 +1,174 @@
+"""End to end: behavioural cloning through the real ``mlagents-learn`` on real example builds.
+
+* offline BC with the shipped ``config/offline_bc_config.yaml`` and the shipped demonstrations
+  ``demos/ExpertBasic.demo`` / ``demos/Expert3DBall.demo``: the student reaches 90% of the mean reward
+  of the heuristic that played them (measured in-process, one episode per agent);
+* online BC with the shipped ``config/online_bc_config.yaml`` on Basic started with
+  ``--teacher BasicTeacher=BasicLearning`` (through ``MLAGENTS_BUILD_ARGS``): a teacher brain beside
+  the learner decides with Basic's heuristic in the build and is broadcast, and ``BasicLearning``
+  learns from it while both play;
+* the configuration errors found once the environment reported its brains (a demonstration of
+  another brain with other actions, a ``brain_to_imitate`` the environment lacks): one line, exit 1,
+  before the first step. (Those found before any build starts are in test_learn.py.)
+
+Each training run uses ``--num-envs=2`` (the error runs one environment), the shipped config with
+only ``max_steps`` and ``summary_freq`` lowered, and checks that nothing is left running.
+"""
+
+import os
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+import yaml
+from learn_helpers import assert_nothing_left, leftovers, run_learn  # beside the tests, see conftest
+
+REPO = Path(__file__).resolve().parents[4]
+BUILDS = REPO / "example-envs" / "builds"
+DEMOS = REPO / "demos"
+
+pytestmark = pytest.mark.skipif(
+    not (DEMOS / "ExpertBasic.demo").exists() or not (DEMOS / "Expert3DBall.demo").exists(),
+    reason="the shipped demonstrations are missing",
+)
+
+CONSOLE_LINE = re.compile(
+    r"^INFO:mlagents\.trainers: \S+: (?P<brain>\S+): Step: (?P<step>[\d.]+)\. "
+    r"Time Elapsed: [\d.]+ s Mean Reward: (?P<mean>-?[\d.]+)\."
+)
+
+
+def mean_rewards(output, brain):
+    """(step, mean reward) of every console summary of ``brain`` that had finished episodes."""
+    return [
+        (float(m["step"]), float(m["mean"]))
+        for m in map(CONSOLE_LINE.match, output.splitlines())
+        if m and m["brain"] == brain
+    ]
+
+
+def heuristic_mean_reward(scene, brain):
+    """The mean episode reward of the example's heuristic (the teacher of its shipped demonstration),
+    measured in-process: every agent plays one whole episode."""
+    import mlagents.example_envs.registry  # noqa: F401  (registers the examples' names)
+    from mlagents.example_envs.ball3d import balance
+    from mlagents.example_envs.basic import walk_to_large_goal
+    from mlagents.example_envs.sdk.local import LocalEnvironment
+
+    heuristic = {"Basic": walk_to_large_goal, "3DBall": balance}[scene]
+    returns = {}
+    totals = defaultdict(float)
+    with LocalEnvironment(scene, seed=0) as env:
+        batch = env.reset()[brain]
+        n_agents = len(batch.agents)
+        while len(returns) < n_agents:
+            batch = env.step({brain: heuristic(batch.vector_observations)})[brain]
+            for agent, reward, done in zip(
+                batch.agents.tolist(), batch.rewards.tolist(), batch.local_done.tolist()
+            ):
+                totals[agent] += reward
+                if done and agent not in returns:
+                    returns[agent] = totals[agent]
+    return sum(returns.values()) / len(returns)
+
+
+def shipped_config(cwd, name, brain, max_steps, summary_freq, **changes):
+    """Copy config/<name> into ``cwd`` with ``brain``'s budget lowered; link demos/ beside it."""
+    config = yaml.safe_load((REPO / "config" / name).read_text())
+    config[brain].update(max_steps=max_steps, summary_freq=summary_freq, **changes)
+    (cwd / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    os.symlink(DEMOS, cwd / "demos")
+    return "config.yaml"
+
+
+def learn(cwd, config, env, port, *extra, timeout=240, num_envs=2):
+    status, out, err = run_learn(
+        cwd,
+        config,
+        f"--env={env}",
+        f"--num-envs={num_envs}",
+        f"--base-port={port}",
+        "--train",
+        "--seed=3",
+        *extra,
+        timeout=timeout,
+    )
+    assert leftovers(range(port, port + 2)) == []
+    return status, out, err
+
+
+@pytest.mark.parametrize(
+    "example, brain, max_steps, summary_freq",
+    [
+        ("Basic", "BasicLearning", 1000, 250),
+        # An episode lasts 1000 decisions: the first ones of the trained student end after ~2000 steps.
+        ("3DBall", "3DBallLearning", 3000, 500),
+    ],
+)
+def test_offline_bc_reaches_the_heuristic(tmp_path, free_port_range, example, brain, max_steps, summary_freq):
+    target = 0.9 * heuristic_mean_reward(example, brain)
+    config = shipped_config(tmp_path, "offline_bc_config.yaml", brain, max_steps, summary_freq)
+    port = free_port_range(2)
+    status, out, err = learn(tmp_path, config, BUILDS / f"{example}.x86_64", port)
+    assert status == 0, err[-3000:]
+    means = mean_rewards(err, brain)
+    assert means, err[-3000:]
+    last_step, last_mean = means[-1]
+    assert last_step > max_steps / 2 and last_mean >= target, (means, target)
+    assert (tmp_path / "models" / "ppo-0" / f"{brain}.nn").stat().st_size > 0
+    assert list((tmp_path / "summaries" / f"ppo_{brain}").iterdir())
+
+
+#: The build option that adds Basic's heuristic teacher beside the learner, as mlagents-learn passes it.
+TEACHER_ARGS = "--teacher BasicTeacher=BasicLearning"
+
+
+def test_online_bc_learns_from_the_broadcast_heuristic_teacher(tmp_path, free_port_range, monkeypatch):
+    target = 0.9 * heuristic_mean_reward("Basic", "BasicLearning")
+    config = shipped_config(tmp_path, "online_bc_config.yaml", "BasicLearning", 1000, 250)
+    monkeypatch.setenv("MLAGENTS_BUILD_ARGS", TEACHER_ARGS)
+    port = free_port_range(2)
+    status, out, err = learn(tmp_path, config, BUILDS / "Basic.x86_64", port)
+    assert status == 0, err[-3000:]
+    means = mean_rewards(err, "BasicLearning")
+    assert means and means[-1][1] >= target, (means, target)
+    assert mean_rewards(err, "BasicTeacher") == []  # the teacher is not trained
+    assert (tmp_path / "models" / "ppo-0" / "BasicLearning.nn").stat().st_size > 0
+    assert not (tmp_path / "models" / "ppo-0" / "BasicTeacher").exists()
+
+
+def test_errors_found_when_the_environment_reports_its_brains(tmp_path, free_port_range, monkeypatch):
+    # A demonstration of 3DBall (continuous actions) for Basic (discrete).
+    wrong = tmp_path / "wrong"
+    wrong.mkdir()
+    config = shipped_config(
+        wrong, "offline_bc_config.yaml", "BasicLearning", 1000, 250, demo_path="demos/Expert3DBall.demo"
+    )
+    port = free_port_range(2)
+    status, out, err = learn(wrong, config, BUILDS / "Basic.x86_64", port, num_envs=1)
+    errors = [line for line in err.splitlines() if line.startswith("ERROR:")]
+    assert status == 1 and "Traceback" not in err and len(errors) == 1, err[-3000:]
+    assert (
+        "The provided demonstration is not compatible with the brain being used for performance evaluation"
+        in errors[0]
+    )
+    assert (
+        "vector_action_space_type is 'continuous' in the demonstration but 'discrete' in the brain BasicLearning"
+        in errors[0]
+    )
+    assert not (wrong / "models" / "ppo-0" / "BasicLearning").exists()
+
+    # A teacher the environment does not have.
+    unknown = tmp_path / "unknown"
+    unknown.mkdir()
+    config = shipped_config(
+        unknown, "online_bc_config.yaml", "BasicLearning", 1000, 250, brain_to_imitate="Nobody"
+    )
+    monkeypatch.setenv("MLAGENTS_BUILD_ARGS", TEACHER_ARGS)
+    status, out, err = learn(unknown, config, BUILDS / "Basic.x86_64", port, num_envs=1)
+    errors = [line for line in err.splitlines() if line.startswith("ERROR:")]
+    assert status == 1 and "Traceback" not in err and len(errors) == 1, err[-3000:]
+    assert "The brain_to_imitate Nobody of brain BasicLearning is not a brain of the environment" in errors[0]
+    assert "BasicTeacher" in errors[0]
+    assert_nothing_left(range(port, port + 2))
