@@ -72,6 +72,9 @@ class RestartLimitExceeded(UnityCommunicationException):
     :ivar worker_id: the worker.
     """
 
+    #: mlagents-learn reports it under the name of the class it refines.
+    report_as_parent = True
+
     def __init__(self, message: str, worker_id: int = -1) -> None:
         super().__init__(message)
         self.worker_id = worker_id
