@@ -162,6 +162,9 @@ class CheckpointStore:
         name = f"{self.name}-{int(step)}"
         temporary_dir = tempfile.mkdtemp(prefix=_TEMPORARY_PREFIX, dir=self.directory)
         try:
+            # Created on first use: then written like tf.train.CheckpointManager's checkpoints,
+            # which a restore that checks for unmatched objects expects.
+            self.checkpoint.save_counter.assign_add(1)
             self.checkpoint.write(os.path.join(temporary_dir, name))
             files = sorted(os.listdir(temporary_dir), key=lambda file: file.endswith(".index"))
             for file in files:

@@ -4,6 +4,8 @@ folder that loads."""
 
 import logging
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -172,3 +174,78 @@ def test_sigkill_while_saving_in_a_loop_never_breaks_the_folder(tmp_path):
         assert store.newest_readable() == newest
         assert not [p for p in directory.iterdir() if p.name.startswith(".saving-")]
         first = int(saved_value(newest)) + 1
+
+
+# ---------------------------------------------------------------------------------------- mlagents-learn --load
+
+BASIC_BUILD = Path(__file__).resolve().parents[4] / "example-envs" / "builds" / "Basic.x86_64"
+
+
+def learn(cwd: Path, port: int, max_steps: int, *extra: str) -> tuple[int, str]:
+    """Run mlagents-learn on Basic (one instance) in ``cwd``; returns (status, output)."""
+    from learn_helpers import LearnProcess, assert_nothing_left, trainer_config  # beside the tests
+
+    (cwd / f"config-{max_steps}.yaml").write_text(trainer_config(max_steps=max_steps, summary_freq=100))
+    run = LearnProcess(
+        cwd,
+        f"config-{max_steps}.yaml",
+        "--env",
+        BASIC_BUILD,
+        "--base-port",
+        port,
+        "--train",
+        "--run-id=ck",
+        "--save-freq=200",
+        "--no-graphics",
+        *extra,
+    )
+    status = run.finish(timeout=300)
+    assert_nothing_left([port], pgid=run.pid)
+    return status, run.output()
+
+
+@pytest.fixture(scope="module")
+def saved_run(tmp_path_factory, free_port_range) -> Path:
+    """A 600-step run: checkpoints at steps 200, 400, 600 and the final one at 601."""
+    if not BASIC_BUILD.exists():
+        pytest.skip("the Basic build is missing")
+    cwd = tmp_path_factory.mktemp("saved")
+    status, output = learn(cwd, free_port_range(1), 600)
+    assert status == 0, output[-3000:]
+    steps = sorted(int(p.name[6:-6]) for p in (cwd / "models/ck-0/BasicLearning").glob("model-*.index"))
+    assert steps == [200, 400, 600, 601]
+    return cwd
+
+
+def test_load_skips_a_truncated_newest_checkpoint(saved_run, tmp_path, free_port_range):
+    cwd = tmp_path / "run"
+    shutil.copytree(saved_run, cwd)
+    truncate(cwd / "models/ck-0/BasicLearning/model-601")
+    status, output = learn(cwd, free_port_range(1), 700, "--load")
+    assert status == 0, output[-3000:]
+    warnings = [
+        line for line in output.splitlines() if line.startswith("WARNING:") and "cannot be read" in line
+    ]
+    assert len(warnings) == 1 and "models/ck-0/BasicLearning/model-601 cannot be read" in warnings[0]
+    assert "Loading the checkpoint model-600 instead" in output
+    # The run continues from step 600: its first summary, 100 steps later, is at 700.
+    assert re.search(r"BasicLearning: Step: 700\. ", output), output[-3000:]
+    assert "Traceback" not in output
+
+
+def test_load_with_no_readable_checkpoint_is_one_error_line(saved_run, tmp_path, free_port_range):
+    cwd = tmp_path / "run"
+    shutil.copytree(saved_run, cwd)
+    model_dir = cwd / "models/ck-0/BasicLearning"
+    for index in model_dir.glob("model-*.index"):
+        truncate(model_dir / index.name[: -len(".index")])
+    status, output = learn(cwd, free_port_range(1), 700, "--load")
+    assert status == 1
+    assert "Traceback" not in output and "IndexError" not in output
+    errors = [line for line in output.splitlines() if line.startswith("ERROR:")]
+    assert errors == [
+        "ERROR:mlagents.trainers:UnityPolicyException: No checkpoint in ./models/ck-0/BasicLearning can be read: "
+        + errors[0].split("can be read: ", 1)[1]
+    ]
+    assert "model-601, model-600, model-400, model-200 are damaged" in errors[0]
+    assert "Start without --load" in errors[0]
