@@ -13,7 +13,8 @@ Protocol between the manager (main process) and worker ``w`` (the process body i
 
 Every wait of the manager has a timeout after which it checks that the workers it waits for are
 still alive, so a crashed worker raises :class:`UnityCommunicationException` (naming the worker and
-its exit code) instead of hanging.
+its exit code) instead of hanging, or, with a restart policy
+(:mod:`mlagents.envs.restart_policy`), is replaced by a new worker with the same id and port.
 """
 
 import logging

@@ -8,6 +8,10 @@ the trainers' step counts and runs the policy updates that are due. The controll
 step per environment step; every ``save_freq`` global steps it saves every model, and every trainer
 writes its summary every ``summary_freq`` global steps.
 
+When the env manager restarted a lost environment, the trainers first end the episodes of its
+agents (:meth:`~mlagents.trainers.trainer.Trainer.end_interrupted_episodes`), and the number of
+restarts so far is written to TensorBoard as ``Environment/Restarts``.
+
 Time spent is recorded in the hierarchical timers and written to
 ``<summaries_dir>/<run_id>_timers.json`` at the end: ``env_step`` (waiting for the environments,
 including action selection by the env manager), ``add_experiences`` and ``process_experiences``

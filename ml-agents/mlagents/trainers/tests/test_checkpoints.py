@@ -241,7 +241,7 @@ def test_load_with_no_readable_checkpoint_is_one_error_line(saved_run, tmp_path,
         truncate(model_dir / index.name[: -len(".index")])
     status, output = learn(cwd, free_port_range(1), 700, "--load")
     assert status == 1
-    assert "Traceback" not in output and "IndexError" not in output
+    assert "Traceback" not in output, output[-3000:]  # the warnings may name TensorFlow's IndexError
     errors = [line for line in output.splitlines() if line.startswith("ERROR:")]
     assert errors == [
         "ERROR:mlagents.trainers:UnityPolicyException: No checkpoint in ./models/ck-0/BasicLearning can be read: "
