@@ -92,6 +92,14 @@ Options:
   --no-graphics              Launch the environment with -nographics -batchmode.
   --debug                    Log in detail (DEBUG level).
   --multi-gpu                Use several GPUs for the PPO updates when more than one is visible.
+  --max-lifetime-restarts=<n>
+                             Times one environment worker may be restarted after its environment
+                             was lost (crashed, hung, never connected); -1: no limit [default: 10].
+  --restarts-rate-limit-n=<n>
+                             Restarts allowed to one worker within --restarts-rate-limit-period-s
+                             seconds; -1: no limit [default: 1].
+  --restarts-rate-limit-period-s=<s>
+                             The window of --restarts-rate-limit-n, in seconds [default: 60].
 """
 
 # The original banner is Unity's logo; this one only spells the name.
@@ -267,6 +275,7 @@ def run_training(sub_id: int, run_seed: int, options: RunOptions | Mapping[str, 
     # Imported only now so that `mlagents-learn --help`, command-line and configuration errors
     # answer at once, without loading TensorFlow.
     _import_tensorflow_quietly()
+    from mlagents.envs.restart_policy import RestartPolicy
     from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
     from mlagents.trainers.trainer_controller import TrainerController
 
@@ -274,7 +283,7 @@ def run_training(sub_id: int, run_seed: int, options: RunOptions | Mapping[str, 
     env_factory = create_environment_factory(
         run.env_path, run.docker_target_name, run.no_graphics, run_seed, run.base_port + sub_id * run.num_envs
     )
-    env = SubprocessEnvManager(env_factory, run.num_envs)
+    env = SubprocessEnvManager(env_factory, run.num_envs, restart_policy=RestartPolicy(run.restart_limits()))
     try:
         external_brains = env.external_brains
         if meta_curriculum is not None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from mlagents.envs.exception import UnityEnvironmentException
+from mlagents.envs.restart_policy import RestartLimits
 from mlagents.trainers.exception import TrainerError, UnityPolicyException, UnityTrainerException
 
 __all__ = [
@@ -115,6 +116,19 @@ def _int_option(options: Mapping[str, Any], name: str, minimum: int | None = Non
     return number
 
 
+def _restart_options(options: Mapping[str, Any]) -> dict[str, int]:
+    """The restart flags (absent from option dicts built for v0.9's command line: defaults)."""
+    values = {
+        "--max-lifetime-restarts": ("max_lifetime_restarts", 10, -1),
+        "--restarts-rate-limit-n": ("restarts_rate_limit_n", 1, -1),
+        "--restarts-rate-limit-period-s": ("restarts_rate_limit_period_s", 60, 1),
+    }
+    return {
+        name: _int_option({flag: options.get(flag, default)}, flag, minimum)
+        for flag, (name, default, minimum) in values.items()
+    }
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """The ``mlagents-learn`` command line, every flag of v0.9.3, typed and checked.
@@ -143,6 +157,10 @@ class RunOptions:
     no_graphics: bool = False
     debug: bool = False
     multi_gpu: bool = False
+    # Restarts of lost environment workers (beyond v0.9; -1: unlimited), see restart_limits().
+    max_lifetime_restarts: int = 10
+    restarts_rate_limit_n: int = 1
+    restarts_rate_limit_period_s: int = 60
 
     @classmethod
     def from_docopt(cls, options: Mapping[str, Any]) -> RunOptions:
@@ -171,6 +189,7 @@ class RunOptions:
             no_graphics=bool(options["--no-graphics"]),
             debug=bool(options["--debug"]),
             multi_gpu=bool(options["--multi-gpu"]),
+            **_restart_options(options),
         )
         run.check()
         return run
@@ -193,6 +212,12 @@ class RunOptions:
             raise CommandLineError(
                 f"--base-port is too high: the runs would need ports up to {last_port} (max 65535)."
             )
+
+    def restart_limits(self) -> RestartLimits:
+        """How often a lost environment worker may be restarted (per worker)."""
+        return RestartLimits(
+            self.max_lifetime_restarts, self.restarts_rate_limit_n, float(self.restarts_rate_limit_period_s)
+        )
 
     @property
     def fast_simulation(self) -> bool:
