@@ -8,6 +8,7 @@ actions of several environments in one policy call can also hand out those trans
 BrainInfo and the unsplit policy outputs of that call instead of joining them again.
 """
 
+import copy
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -48,10 +49,26 @@ class StepBatch(NamedTuple):
 
 
 class EnvManager(ABC):
-    """Steps one or more environments with the registered policies."""
+    """Steps one or more environments with the registered policies.
+
+    :ivar restart_count: environments lost and restarted so far (managers that restart them count
+        here; see :meth:`take_interrupted_steps`).
+    """
 
     def __init__(self) -> None:
         self.policies: dict[str, Policy] = {}
+        self.restart_count = 0
+
+    def take_interrupted_steps(self) -> list[StepInfo]:
+        """The episodes cut short by a lost environment since the last call (then forgotten).
+
+        A manager that restarts a lost environment reports, once, the last observations of its
+        agents as ``StepInfo(last observations, the same agents marked done and max_reached, None)``
+        (see :func:`interrupted_step_info`): the trainers end those trajectories there, like
+        episodes cut by a step limit, so that nothing joins them to the restarted environment's
+        first steps. Managers that do not restart environments return an empty list.
+        """
+        return []
 
     def set_policy(self, brain_name: str, policy: Policy) -> None:
         """Use ``policy`` to decide the actions of the agents of ``brain_name`` from now on."""
@@ -91,6 +108,20 @@ class EnvManager(ABC):
     @abstractmethod
     def close(self) -> None:
         """End every environment (and every process started for them)."""
+
+
+def interrupted_step_info(last_all_brain_info: AllBrainInfo) -> StepInfo:
+    """The report of an environment lost after it showed ``last_all_brain_info``: every agent done
+    and ``max_reached`` (interrupted, not terminal), observations unchanged, rewards 0."""
+    interrupted: AllBrainInfo = {}
+    for brain_name, info in last_all_brain_info.items():
+        n_agents = len(info.agents or [])
+        marked = copy.copy(info)
+        marked.local_done = [True] * n_agents
+        marked.max_reached = [True] * n_agents
+        marked.rewards = [0.0] * n_agents
+        interrupted[brain_name] = marked
+    return StepInfo(last_all_brain_info, interrupted, None)
 
 
 def advance_environment(env: "BaseUnityEnvironment", all_action_info: dict[str, ActionInfo]) -> AllBrainInfo:

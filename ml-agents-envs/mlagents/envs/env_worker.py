@@ -52,6 +52,17 @@ class StepResponse(NamedTuple):
     timer_root: TimerNode | None
 
 
+class WorkerReady(NamedTuple):
+    """Payload of the ``"ready"`` message a worker sends once its environment runs.
+
+    :ivar build_pid: process id of the environment's build (None: no build process, e.g. the Editor).
+    :ivar build_log_path: the build's log file (None when unknown), named when the worker is lost.
+    """
+
+    build_pid: int | None
+    build_log_path: str | None
+
+
 class WorkerError(NamedTuple):
     """Payload of an ``"env_error"`` response: an exception raised in a worker.
 
@@ -223,7 +234,7 @@ def worker(
         env = env_factory(worker_id)
         if interrupt.requested:
             raise KeyboardInterrupt
-        reply("ready", _build_pid(env))
+        reply("ready", WorkerReady(_build_pid(env), _build_log_path(env)))
         while True:
             if not interrupt.wait_for_command(parent_conn):
                 raise KeyboardInterrupt
@@ -285,6 +296,11 @@ def _build_pid(env: Any) -> int | None:
     process = getattr(env, "proc1", None)
     pid = getattr(process, "pid", None)
     return pid if isinstance(pid, int) else None
+
+
+def _build_log_path(env: Any) -> str | None:
+    path = getattr(env, "build_log_path", None)
+    return path if isinstance(path, str) else None
 
 
 def _put_quietly(

@@ -119,6 +119,11 @@ class StepBatcher:
         self._in_flight.clear()
         self._last_observations = None
 
+    def forget(self, env_id: int) -> None:
+        """Forget environment ``env_id``'s decision in flight (it was lost and restarted)."""
+        self._in_flight.pop(env_id, None)
+        self._last_observations = None
+
     def decide(
         self, policies: Mapping[str, Policy], observations: Sequence[tuple[int, AllBrainInfo]]
     ) -> dict[int, dict[str, ActionInfo]]:

@@ -27,7 +27,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.connection import wait as wait_for_objects
 from multiprocessing.context import DefaultContext, ForkContext, ForkServerContext, SpawnContext
 from multiprocessing.process import BaseProcess
-from typing import Any, NoReturn
+from typing import Any
 
 import cloudpickle
 
@@ -36,7 +36,7 @@ from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.base_unity_environment import BaseUnityEnvironment
 from mlagents.envs.brain import BrainParameters
 from mlagents.envs.communicator_objects import CustomResetParameters
-from mlagents.envs.env_manager import EnvManager, StepBatch, StepInfo
+from mlagents.envs.env_manager import EnvManager, StepBatch, StepInfo, interrupted_step_info
 
 # The worker side lives in env_worker; its names stay importable from here, as in ML-Agents 0.9.
 from mlagents.envs.env_worker import (
@@ -45,8 +45,10 @@ from mlagents.envs.env_worker import (
     LoggingSetup,
     StepResponse,
     WorkerError,
+    WorkerReady,
 )
-from mlagents.envs.exception import UnityCommunicationException
+from mlagents.envs.exception import UnityCommunicationException, UnityException
+from mlagents.envs.restart_policy import RestartPolicy, is_restartable
 from mlagents.envs.step_batching import StepBatcher
 from mlagents.envs.timers import TimerNode, hierarchical_timer, timed
 
@@ -103,6 +105,7 @@ class UnityEnvWorker:
     :ivar previous_all_action_info: the actions of the step in flight (or of the last step).
     :ivar waiting: True while a ``"step"`` is in flight.
     :ivar build_pid: process id of the environment's build (to end it if the worker could not).
+    :ivar build_log_path: the build's log file (named when the worker is lost), None when unknown.
     """
 
     def __init__(self, process: BaseProcess, worker_id: int, conn: Connection) -> None:
@@ -113,6 +116,7 @@ class UnityEnvWorker:
         self.previous_all_action_info: dict[str, ActionInfo] = {}
         self.waiting = False
         self.build_pid: int | None = None
+        self.build_log_path: str | None = None
 
     def send(self, name: str, payload: Any = None) -> None:
         """Send a command.
@@ -246,12 +250,23 @@ class SubprocessEnvManager(EnvManager):
     ``if __name__ == "__main__":``. The factory is sent with cloudpickle: lambdas and closures travel
     by value, module-level functions and classes by reference (their module must be importable).
 
+    **Restarts** (with a ``restart_policy``): a worker whose environment is lost (its build exited or
+    was killed, did not answer within its ``exchange_timeout``, could not connect, or the worker
+    process itself died) is closed for good (worker process ended, the build's process group
+    killed, its port freed) and started again with the same worker id, hence the same port, if the
+    policy allows it; the new environment is reset with the parameters of the last :meth:`reset`.
+    The agents of the lost episode are reported once by :meth:`take_interrupted_steps`, the step in
+    flight is dropped, and :attr:`restart_count` counts the restart. Past the policy's limits the
+    error is :class:`~mlagents.envs.restart_policy.RestartLimitExceeded` (a
+    ``UnityCommunicationException``). Without a policy every loss is raised, as in ML-Agents 0.9.
+
     After an exception from any method, call :meth:`close`; the manager cannot be used further.
 
     :param env_factory: callable ``worker_id -> environment``, called in each worker.
     :param n_env: number of workers (environments).
     :param start_method: ``multiprocessing`` start method (``"spawn"``, ``"fork"``, ``"forkserver"``),
         or None for the platform's default.
+    :param restart_policy: decides whether a lost worker is restarted (None: never).
     :raises ValueError: ``n_env`` < 1.
     :raises: any error of an environment's creation (e.g. UnityTimeOutException,
         UnityWorkerInUseException), after every worker was ended.
@@ -263,6 +278,7 @@ class SubprocessEnvManager(EnvManager):
         n_env: int = 1,
         *,
         start_method: str | None = "spawn",
+        restart_policy: RestartPolicy | None = None,
     ) -> None:
         super().__init__()
         if n_env < 1:
@@ -270,15 +286,21 @@ class SubprocessEnvManager(EnvManager):
         self._closed = False
         self._batcher = StepBatcher()
         self._step_responses: list[EnvironmentResponse] = []
+        # Step-queue messages read while a worker was restarted, handled by the next collection.
+        self._unhandled_responses: list[EnvironmentResponse] = []
+        self._interrupted_steps: list[StepInfo] = []
+        self._restart_policy = restart_policy
+        # What a restarted environment is reset with: the arguments of the last reset().
+        self._last_reset: tuple[dict[str, float] | None, bool, CustomResetParameters | None] | None = None
         self.env_workers: list[UnityEnvWorker] = []
-        context = process_context(start_method)
-        self.step_queue: multiprocessing.Queue[EnvironmentResponse] = context.Queue()
-        pickled_env_factory = cloudpickle.dumps(env_factory)
+        self._context = process_context(start_method)
+        self.step_queue: multiprocessing.Queue[EnvironmentResponse] = self._context.Queue()
+        self._pickled_env_factory = cloudpickle.dumps(env_factory)
         try:
             # All workers start before any is waited for: their builds launch in parallel.
             for worker_id in range(n_env):
                 self.env_workers.append(
-                    self.create_worker(worker_id, self.step_queue, pickled_env_factory, context)
+                    self.create_worker(worker_id, self.step_queue, self._pickled_env_factory, self._context)
                 )
             self._wait_for_workers_ready()
         except BaseException:
@@ -314,27 +336,40 @@ class SubprocessEnvManager(EnvManager):
         child_conn.close()
         return UnityEnvWorker(process, worker_id, parent_conn)
 
-    def _wait_for_workers_ready(self) -> None:
-        pending = {worker.conn: worker for worker in self.env_workers}
-        by_sentinel = {worker.process.sentinel: worker for worker in self.env_workers}
-        while pending:
-            waitables: list[Any] = list(pending)
-            waitables += [worker.process.sentinel for worker in pending.values()]
+    def _wait_for_workers_ready(self, worker_ids: list[int] | None = None) -> None:
+        """Wait until the workers ``worker_ids`` (default: all) report their environment running;
+        a worker lost meanwhile is restarted (and waited for) or its error raised."""
+        waiting_for = set(range(len(self.env_workers)) if worker_ids is None else worker_ids)
+        while waiting_for:
+            workers = [self.env_workers[worker_id] for worker_id in sorted(waiting_for)]
+            by_conn = {worker.conn: worker for worker in workers}
+            by_sentinel = {worker.process.sentinel: worker for worker in workers}
+            waitables: list[Any] = list(by_conn) + list(by_sentinel)
             for ready in wait_for_objects(waitables, timeout=LIVENESS_CHECK_INTERVAL):
-                if isinstance(ready, Connection) and ready in pending:
-                    worker = pending.pop(ready)
-                    worker.build_pid = self._recv_from(worker).payload
-                elif ready in by_sentinel:
-                    worker = by_sentinel[ready]
-                    if worker.conn in pending and not worker.poll(0):
-                        self._worker_failed(worker)
+                is_sentinel = not isinstance(ready, Connection)
+                worker = by_sentinel[ready] if is_sentinel else by_conn[ready]  # type: ignore[index]
+                if worker is not self.env_workers[worker.worker_id] or worker.worker_id not in waiting_for:
+                    continue  # replaced by a restart during this pass
+                if is_sentinel and worker.poll(0):
+                    continue  # it exited after answering: read the answer (or error) first
+                if is_sentinel:
+                    self._worker_failed(worker)
+                    response = None
+                else:
+                    response = self._recv_from(worker)
+                if response is not None:
+                    ready_payload: WorkerReady = response.payload
+                    worker.build_pid, worker.build_log_path = ready_payload
+                # Ready now, or lost and restarted (a restart waits for its new worker itself).
+                waiting_for.discard(worker.worker_id)
 
     def step(self) -> list[StepInfo]:
         """Send actions to every idle worker, then wait until at least one worker has a result.
 
         :returns: one StepInfo per worker that finished (1..n_env), grouped by the decision that
             produced their actions (oldest first), in worker order within a group.
-        :raises UnityCommunicationException: a worker died or stopped (Ctrl-C).
+        :raises UnityCommunicationException: a worker died or stopped (Ctrl-C), and was not
+            restarted (no restart policy, or past its limits: RestartLimitExceeded).
         :raises: an exception raised by a policy, or by an environment in a worker (re-raised with
             its type and the worker's traceback as a note).
         """
@@ -344,9 +379,16 @@ class SubprocessEnvManager(EnvManager):
         """:meth:`step`, grouped by decision: each batch carries the joined BrainInfos the policies
         decided on, the unsplit ActionInfos, and the workers' new BrainInfos joined the same way."""
         self._check_open()
-        self._queue_steps()
-        worker_steps = self._wait_for_step_responses()
-        return self._postprocess_steps(worker_steps)
+        while True:
+            self._queue_steps()
+            worker_steps = self._wait_for_step_responses()
+            if worker_steps:  # empty only when every worker in flight was lost and restarted
+                return self._postprocess_steps(worker_steps)
+
+    def take_interrupted_steps(self) -> list[StepInfo]:
+        """The episodes cut short by restarted workers since the last call (see the class doc)."""
+        interrupted, self._interrupted_steps = self._interrupted_steps, []
+        return interrupted
 
     def reset(
         self,
@@ -364,11 +406,17 @@ class SubprocessEnvManager(EnvManager):
             self._wait_for_step_responses()
         self._step_responses.clear()
         self._batcher.reset()
+        self._last_reset = (config, train_mode, custom_reset_parameters)
+        sent = []
         for worker in self.env_workers:
-            worker.send("reset", (config, train_mode, custom_reset_parameters))
-        for worker in self.env_workers:
+            if self._send(worker, "reset", self._last_reset):
+                sent.append(worker)
+        for worker in sent:
+            if worker is not self.env_workers[worker.worker_id]:
+                continue  # restarted meanwhile: the restart reset the new environment
             response = self._recv_from(worker)
-            worker.previous_step = StepInfo(None, response.payload, None)
+            if response is not None:
+                worker.previous_step = StepInfo(None, response.payload, None)
         return [worker.previous_step for worker in self.env_workers]
 
     @property
@@ -431,51 +479,66 @@ class SubprocessEnvManager(EnvManager):
                 name: ActionInfo(info.action, info.memory, info.text, info.value, None)
                 for name, info in all_action_info.items()
             }
-            try:
-                worker.send("step", to_send)
-            except UnityCommunicationException:
-                self._worker_failed(worker)
-            worker.waiting = True
+            if self._send(worker, "step", to_send):
+                worker.waiting = True
+
+    def _send(self, worker: UnityEnvWorker, command_name: str, payload: Any = None) -> bool:
+        """Send a command; False when the worker was found lost (and was restarted)."""
+        try:
+            worker.send(command_name, payload)
+            return True
+        except UnityCommunicationException:
+            self._worker_failed(worker)
+            return False
 
     def _wait_for_step_responses(self) -> list[EnvironmentResponse]:
         """Block until at least one step result is there, then take every result available."""
         while True:
             self._collect_step_responses(0 if self._step_responses else LIVENESS_CHECK_INTERVAL)
             # Checked on every call, not only on timeouts: fast workers must not hide a dead one.
-            for worker in self.env_workers:
+            for worker in list(self.env_workers):
                 if worker.waiting and not worker.process.is_alive():
                     self._worker_failed(worker)
             if self._step_responses:
                 break
+            if not any(worker.waiting for worker in self.env_workers):
+                break  # every worker in flight was lost and restarted: nothing more will come
         responses, self._step_responses = self._step_responses, []
         return responses
 
-    def _collect_step_responses(self, timeout: float) -> None:
-        """Move the step queue's messages into ``_step_responses`` (waiting up to ``timeout`` for
-        the first); raise a worker's error or stop."""
+    def _read_step_queue(self, timeout: float) -> list[EnvironmentResponse]:
+        """The step queue's messages (waiting up to ``timeout`` for the first), after those read
+        earlier and not handled yet."""
+        responses, self._unhandled_responses = self._unhandled_responses, []
+        if responses:
+            timeout = 0
         try:
             response = self.step_queue.get(timeout=timeout) if timeout > 0 else self.step_queue.get_nowait()
         except queue.Empty:
-            return
+            return responses
         while True:
-            self._accept_step_response(response)
+            responses.append(response)
             try:
                 response = self.step_queue.get_nowait()
             except queue.Empty:
-                return
+                return responses
 
-    def _accept_step_response(self, response: EnvironmentResponse) -> None:
-        if response.name == "env_error":
-            raise response.payload.to_exception(response.worker_id)
-        if response.name == "env_close":
-            raise UnityCommunicationException(
-                f"At least one of the environments has closed. (UnityEnvironment worker {response.worker_id} "
-                "stopped after an interrupt.)"
-            )
-        worker = self.env_workers[response.worker_id]
-        if worker.waiting:
-            worker.waiting = False
-            self._step_responses.append(response)
+    def _collect_step_responses(self, timeout: float) -> None:
+        """Move the step queue's messages into ``_step_responses`` (waiting up to ``timeout`` for
+        the first); a worker's error restarts it or is raised, a worker's stop is raised."""
+        failures: list[tuple[int, BaseException]] = []
+        for response in self._read_step_queue(timeout):
+            if response.name == "env_error":
+                failures.append((response.worker_id, response.payload.to_exception(response.worker_id)))
+            elif response.name == "env_close":
+                raise _stopped_after_interrupt(response.worker_id)
+            else:
+                worker = self.env_workers[response.worker_id]
+                if worker.waiting:
+                    worker.waiting = False
+                    self._step_responses.append(response)
+        for worker_id, error in failures:
+            self._lost(self.env_workers[worker_id], error)
 
     def _postprocess_steps(self, env_steps: list[EnvironmentResponse]) -> list[StepBatch]:
         worker_steps: list[tuple[int, StepInfo]] = []
@@ -500,35 +563,110 @@ class SubprocessEnvManager(EnvManager):
 
     def _ask_worker_0(self, command_name: str) -> Any:
         self._check_open()
-        worker = self.env_workers[0]
-        worker.send(command_name)
-        return self._recv_from(worker).payload
+        while True:
+            worker = self.env_workers[0]
+            if self._send(worker, command_name):
+                response = self._recv_from(worker)
+                if response is not None:
+                    return response.payload
+            # Worker 0 was lost and restarted: ask the new one.
 
-    def _recv_from(self, worker: UnityEnvWorker) -> EnvironmentResponse:
-        """Receive ``worker``'s answer on its pipe, checking that it is alive meanwhile."""
+    def _recv_from(self, worker: UnityEnvWorker) -> EnvironmentResponse | None:
+        """Receive ``worker``'s answer on its pipe, checking that it is alive meanwhile.
+
+        :returns: the answer, or None when the worker was lost and restarted (no answer will come).
+        """
         while not worker.poll(LIVENESS_CHECK_INTERVAL):
             if not worker.process.is_alive() and not worker.poll(0):
                 self._worker_failed(worker)
+                return None
         try:
             return worker.recv()
         except _PipeClosed:
             # The worker exited without answering: after a Ctrl-C it said so on the step queue (a
             # closed pipe can be seen before that message arrives), after a crash nothing is there.
             self._worker_failed(worker)
+            return None
+        except UnityException as error:  # the error the worker reported on its pipe
+            self._lost(worker, error)
+            return None
 
-    def _worker_failed(self, worker: UnityEnvWorker) -> NoReturn:
-        """Raise the best explanation for a worker that stopped: the error it reported on either
-        channel if any, else UnityCommunicationException with its exit code."""
-        self._collect_step_responses(0.2)
-        reported = worker.reported_error()
-        if reported is not None:
-            raise reported
-        raise UnityCommunicationException(
-            f"UnityEnvironment worker {worker.worker_id} stopped unexpectedly. {worker.describe_exit()} "
-            "Its environment may have crashed; see the environment's log."
+    def _worker_failed(self, worker: UnityEnvWorker) -> None:
+        """Handle a worker that stopped: find the best explanation (the error it reported on either
+        channel if any, else UnityCommunicationException with its exit code), then restart the
+        worker or raise that error."""
+        # Its last message may be on the step queue (all of it once the process is gone); the
+        # other workers' messages stay for the next collection.
+        error: BaseException | None = None
+        for attempt in range(2):
+            kept: list[EnvironmentResponse] = []
+            for response in self._read_step_queue(0.2 if attempt == 0 else 0.0):
+                if response.worker_id != worker.worker_id:
+                    kept.append(response)
+                elif response.name == "env_close":
+                    raise _stopped_after_interrupt(worker.worker_id)
+                elif response.name == "env_error" and error is None:
+                    error = response.payload.to_exception(worker.worker_id)
+            self._unhandled_responses = kept + self._unhandled_responses
+            if error is not None or not worker.process.is_alive():
+                break
+            worker.process.join(1.0)
+        if error is None:
+            error = worker.reported_error()
+        if error is None:
+            error = UnityCommunicationException(
+                f"UnityEnvironment worker {worker.worker_id} stopped unexpectedly. {worker.describe_exit()} "
+                "Its environment may have crashed; see the environment's log."
+            )
+        self._lost(worker, error)
+
+    def _lost(self, worker: UnityEnvWorker, error: BaseException) -> None:
+        """Restart ``worker`` after ``error`` if the restart policy allows it, else raise ``error``
+        (RestartLimitExceeded past the limits). Returns once a new worker runs in its place, reset
+        with the last reset's parameters; a new worker lost in turn is restarted the same way."""
+        worker_id = worker.worker_id
+        if worker is not self.env_workers[worker_id]:
+            return  # a late report about a worker already replaced
+        if self._restart_policy is None or self._closed or not is_restartable(error):
+            raise error
+        number = self._restart_policy.request(worker_id, error)
+        if worker.previous_step.current_all_brain_info:
+            self._interrupted_steps.append(interrupted_step_info(worker.previous_step.current_all_brain_info))
+        worker.kill()
+        self._drop_queued_responses_of(worker_id)
+        self._batcher.forget(worker_id)
+        self.restart_count += 1
+        logger.warning(
+            "UnityEnvironment worker %d was lost (%s: %s). Restarting it on the same port (restart %d of "
+            "this worker, %d in all). The environment's log: %s",
+            worker_id,
+            type(error).__name__,
+            _first_line(error),
+            number,
+            self.restart_count,
+            worker.build_log_path or "unknown",
         )
+        new = self.create_worker(worker_id, self.step_queue, self._pickled_env_factory, self._context)
+        self.env_workers[worker_id] = new
+        self._wait_for_workers_ready([worker_id])
+        if new is not self.env_workers[worker_id]:
+            return  # lost in turn, and replaced by a nested restart (which also reset it)
+        if self._last_reset is not None and self._send(new, "reset", self._last_reset):
+            response = self._recv_from(new)
+            if response is not None:
+                new.previous_step = StepInfo(None, response.payload, None)
+
+    def _drop_queued_responses_of(self, worker_id: int) -> None:
+        """Drop the step-queue messages of a worker that was ended (all of them are in the queue
+        once its process is gone); keep the others' for the next collection."""
+        responses = self._read_step_queue(0)
+        self._unhandled_responses = [response for response in responses if response.worker_id != worker_id]
+        self._step_responses = [
+            response for response in self._step_responses if response.worker_id != worker_id
+        ]
 
     def _discard_queued_responses(self) -> None:
+        self._unhandled_responses.clear()
         while True:
             try:
                 self.step_queue.get_nowait()
@@ -540,3 +678,15 @@ class SubprocessEnvManager(EnvManager):
     def _check_open(self) -> None:
         if self._closed:
             raise UnityCommunicationException("The SubprocessEnvManager is closed.")
+
+
+def _stopped_after_interrupt(worker_id: int) -> UnityCommunicationException:
+    return UnityCommunicationException(
+        f"At least one of the environments has closed. (UnityEnvironment worker {worker_id} "
+        "stopped after an interrupt.)"
+    )
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else "(no message)"

@@ -97,6 +97,14 @@ Options:
                              cluster of --ray-address) [default: subprocess].
   --ray-address=<address>    Ray cluster to run the workers on (HOST:PORT of its head, or auto);
                              without it a local Ray instance is started [default: None].
+  --max-lifetime-restarts=<n>
+                             Times one environment worker may be restarted after its environment
+                             was lost (crashed, hung, never connected); -1: no limit [default: 10].
+  --restarts-rate-limit-n=<n>
+                             Restarts allowed to one worker within --restarts-rate-limit-period-s
+                             seconds; -1: no limit [default: 1].
+  --restarts-rate-limit-period-s=<s>
+                             The window of --restarts-rate-limit-n, in seconds [default: 60].
 """
 
 # The original banner is Unity's logo; this one only spells the name.
@@ -246,14 +254,20 @@ def try_create_meta_curriculum(
 
 
 def create_env_manager(run: RunOptions, env_factory: Callable[[int], BaseUnityEnvironment]) -> EnvManager:
-    """The env manager of ``--env-manager``: worker processes, or Ray actors (``--ray-address``)."""
+    """The env manager of ``--env-manager``: worker processes, or Ray actors (``--ray-address``);
+    either restarts lost workers within the run's restart limits."""
+    from mlagents.envs.restart_policy import RestartPolicy
+
+    restart_policy = RestartPolicy(run.restart_limits())
     if run.env_manager == "ray":
         from mlagents.envs.ray_env_manager import RayEnvManager
 
-        return RayEnvManager(env_factory, run.num_envs, address=run.ray_address)
+        return RayEnvManager(
+            env_factory, run.num_envs, address=run.ray_address, restart_policy=restart_policy
+        )
     from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
 
-    return SubprocessEnvManager(env_factory, run.num_envs)
+    return SubprocessEnvManager(env_factory, run.num_envs, restart_policy=restart_policy)
 
 
 # ---------------------------------------------------------------------------------------- one run

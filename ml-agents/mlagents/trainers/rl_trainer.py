@@ -339,6 +339,21 @@ class RLTrainer(Trainer):
             for agent_id in rewards:
                 rewards[agent_id] = 0.0
 
+    def end_interrupted_episodes(self, last_info: AllBrainInfo, interrupted_info: AllBrainInfo) -> None:
+        """:meth:`Trainer.end_interrupted_episodes`, then forget everything kept about those agents
+        (last decision, step and reward counts), also of agents that had no step to process."""
+        super().end_interrupted_episodes(last_info, interrupted_info)
+        info = interrupted_info.get(self.brain_name)
+        if info is None:
+            return
+        for agent_id in agent_ids(info):
+            agent_buffer = dict.get(self.training_buffer, agent_id)
+            if agent_buffer is not None:
+                agent_buffer.reset_agent()
+            self.episode_steps.pop(agent_id, None)
+            for rewards in self.collected_rewards.values():
+                rewards.pop(agent_id, None)
+
     def _update_end_episode_stats(self, agent_id: Any) -> None:
         """Record the finished episode of ``agent_id`` and reset its counters."""
         self.stats[EPISODE_LENGTH_TAG].append(float(self.episode_steps.get(agent_id, 0)))

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from mlagents.envs.exception import UnityEnvironmentException
+from mlagents.envs.restart_policy import RestartLimits
 from mlagents.trainers.exception import TrainerError, UnityPolicyException, UnityTrainerException
 
 __all__ = [
@@ -111,6 +112,19 @@ def _int_option(options: Mapping[str, Any], name: str, minimum: int | None = Non
     return number
 
 
+def _restart_options(options: Mapping[str, Any]) -> dict[str, int]:
+    """The restart flags (absent from option dicts built for v0.9's command line: defaults)."""
+    values = {
+        "--max-lifetime-restarts": ("max_lifetime_restarts", 10, -1),
+        "--restarts-rate-limit-n": ("restarts_rate_limit_n", 1, -1),
+        "--restarts-rate-limit-period-s": ("restarts_rate_limit_period_s", 60, 1),
+    }
+    return {
+        name: _int_option({flag: options.get(flag, default)}, flag, minimum)
+        for flag, (name, default, minimum) in values.items()
+    }
+
+
 #: The values of ``--env-manager``: worker processes on this machine, or Ray actors.
 ENV_MANAGERS = ("subprocess", "ray")
 
@@ -145,6 +159,10 @@ class RunOptions:
     multi_gpu: bool = False
     env_manager: str = "subprocess"
     ray_address: str | None = None
+    # Restarts of lost environment workers (beyond v0.9; -1: unlimited), see restart_limits().
+    max_lifetime_restarts: int = 10
+    restarts_rate_limit_n: int = 1
+    restarts_rate_limit_period_s: int = 60
 
     @classmethod
     def from_docopt(cls, options: Mapping[str, Any]) -> RunOptions:
@@ -175,6 +193,7 @@ class RunOptions:
             multi_gpu=bool(options["--multi-gpu"]),
             env_manager=str(options.get("--env-manager", "subprocess")),
             ray_address=_optional_str(options.get("--ray-address")),
+            **_restart_options(options),
         )
         run.check()
         return run
@@ -211,6 +230,12 @@ class RunOptions:
 
             if not ray_is_installed():
                 raise CommandLineError(RAY_MISSING)
+
+    def restart_limits(self) -> RestartLimits:
+        """How often a lost environment worker may be restarted (per worker)."""
+        return RestartLimits(
+            self.max_lifetime_restarts, self.restarts_rate_limit_n, float(self.restarts_rate_limit_period_s)
+        )
 
     @property
     def fast_simulation(self) -> bool:

@@ -168,6 +168,17 @@ class Trainer:
         """Move finished trajectories (episode ends, time horizon reached) into the update buffer."""
         raise NotImplementedError(f"{self.__class__.__name__} does not implement process_experiences.")
 
+    def end_interrupted_episodes(self, last_info: AllBrainInfo, interrupted_info: AllBrainInfo) -> None:
+        """End the episodes of agents whose environment was lost (and restarted in a fresh state).
+
+        ``interrupted_info`` holds their last observations with every agent done and
+        ``max_reached``: their trajectories end there like episodes cut by a step limit
+        (bootstrapped from the value estimate, not terminal), so that nothing joins them to the
+        first steps of the restarted environment, whose agents may carry the same ids.
+        """
+        if self.brain_name in interrupted_info:
+            self.process_experiences(last_info, interrupted_info)
+
     def end_episode(self) -> None:
         """Forget the partial trajectories of every agent (the environment was reset)."""
         raise NotImplementedError(f"{self.__class__.__name__} does not implement end_episode.")

@@ -41,6 +41,8 @@ from mlagents.trainers.trainer import Trainer
 LOGGER = logging.getLogger("mlagents.trainers")
 # The original logs these messages (hyper-parameters, "Saved Model") on the environment logger.
 ENV_LOGGER = logging.getLogger("mlagents.envs")
+#: TensorBoard scalar: environment workers restarted so far in this run (written when it changes).
+RESTARTS_TAG = "Environment/Restarts"
 
 
 class TrainerController:
@@ -87,6 +89,7 @@ class TrainerController:
         self.logger = LOGGER
         self.global_step = 0
         self.training_start_time = perf_counter()
+        self._restarts_written = 0
         # The signal (SIGINT/SIGTERM) that asked the running loop to stop, see _stop_requests.
         self._stop_signal: int | None = None
         np.random.seed(training_seed)
@@ -319,6 +322,18 @@ class TrainerController:
         for brain_name, trainer in self.trainers.items():
             trainer.write_summary(global_step, delta_train_start, self._lesson_num(brain_name))
 
+    def _end_interrupted_episodes(self, env: EnvManager) -> None:
+        """Let the trainers end the episodes of environments that were lost and restarted, and
+        write the number of restarts so far (``Environment/Restarts``) when it changed."""
+        for last_info, interrupted_info, _ in env.take_interrupted_steps():
+            for trainer in self.trainers.values():
+                trainer.end_interrupted_episodes(last_info or {}, interrupted_info)
+        restarts = env.restart_count
+        if restarts != self._restarts_written and self.train_model:
+            self._restarts_written = restarts
+            for trainer in self.trainers.values():
+                trainer.write_scalars({RESTARTS_TAG: float(restarts)}, int(trainer.get_step))
+
     @staticmethod
     def _transitions(
         brain_name: str, batches: list[StepBatch]
@@ -350,6 +365,8 @@ class TrainerController:
             batches = env.step_batches()
             delta_time_step = perf_counter() - time_start_step
         n_steps = sum(len(batch.step_infos) for batch in batches)
+        # First: the restarted environments' new agents may carry the ids of the lost ones.
+        self._end_interrupted_episodes(env)
 
         for brain_name, trainer in self.trainers.items():
             for previous, current, outputs in self._transitions(brain_name, batches):

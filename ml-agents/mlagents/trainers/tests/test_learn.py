@@ -85,6 +85,10 @@ def test_parsed_defaults():
         "--env-manager": "subprocess",
         "--ray-address": "None",
         "--help": False,
+        # Beyond v0.9: restarts of lost environment workers.
+        "--max-lifetime-restarts": "10",
+        "--restarts-rate-limit-n": "1",
+        "--restarts-rate-limit-period-s": "60",
     }
 
 

@@ -1,0 +1,177 @@
+"""mlagents-learn restarts lost environment workers: the real command on real builds.
+
+The command runs through ``faulty_learn.py`` (beside this file), which is ``mlagents-learn`` with
+two test hooks read from the ``MLAGENTS_TEST_FAULTS`` environment variable: extra build arguments
+for a worker's first launch (the example builds' ``--fault-hang-after`` / ``--fault-exit-after``)
+and a short ``exchange_timeout``; it also checks every trajectory chunk that reaches the update
+buffer for a transition across a break and reports the result in a JSON file.
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from learn_helpers import assert_nothing_left, leftovers, trainer_config  # beside the tests, see conftest
+from tensorboard.backend.event_processing import event_accumulator
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[3]
+BALL = REPO / "example-envs" / "builds" / "3DBall.x86_64"
+BASIC = REPO / "example-envs" / "builds" / "Basic.x86_64"
+
+RESTART_LINE = re.compile(
+    r"UnityEnvironment worker (\d) was lost \((\w+): .*\)\. Restarting it on the same port .* "
+    r"The environment's log: (\S+)$",
+    re.MULTILINE,
+)
+
+
+class FaultyLearn:
+    """``faulty_learn.py *args`` in ``cwd``, in its own session, output to a file."""
+
+    def __init__(self, cwd: Path, faults: dict, *args: object) -> None:
+        self.cwd = cwd
+        self.log_path = cwd / "learn.log"
+        self.report = cwd / "report.json"
+        markers = cwd / "markers"
+        markers.mkdir()
+        env = dict(
+            os.environ,
+            MLAGENTS_TEST_FAULTS=json.dumps({**faults, "markers": str(markers), "report": str(self.report)}),
+        )
+        with open(self.log_path, "w") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, str(HERE / "faulty_learn.py"), *map(str, args)],
+                cwd=cwd,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def output(self) -> str:
+        return self.log_path.read_text()
+
+    def wait_for(self, pattern: str, timeout: float) -> None:
+        """Wait until the output matches ``pattern`` (polling the log file the command writes)."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.process.poll() is None:
+            if re.search(pattern, self.output(), re.MULTILINE):
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"{pattern!r} did not appear; output:\n{self.output()[-4000:]}")
+
+    def finish(self, timeout: float) -> int:
+        try:
+            return self.process.wait(timeout=timeout)
+        finally:
+            if self.process.poll() is None:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+
+def restarts_in_tensorboard(summary_dir: Path) -> list[float]:
+    acc = event_accumulator.EventAccumulator(str(summary_dir), size_guidance={event_accumulator.SCALARS: 0})
+    acc.Reload()
+    return [event.value for event in acc.Scalars("Environment/Restarts")]
+
+
+@pytest.mark.skipif(not BALL.exists(), reason="the 3DBall build is missing")
+def test_training_goes_on_after_a_killed_and_a_hung_build(tmp_path, free_port_range):
+    config = trainer_config(
+        batch_size=64,
+        buffer_size=600,
+        hidden_units=32,
+        num_layers=1,
+        max_steps=1600,
+        normalize=True,
+        time_horizon=64,
+        summary_freq=400,
+        vis_encode_type="simple",
+    )
+    (tmp_path / "config.yaml").write_text(config)
+    port = free_port_range(4)
+    # Worker 2's first build stops answering after 250 exchanges (of about 400); it is noticed after 3 s.
+    faults = {"first_launch_args": {"2": ["--fault-hang-after", "250"]}, "exchange_timeout": 3.0}
+    run = FaultyLearn(
+        tmp_path,
+        faults,
+        "config.yaml",
+        "--env",
+        BALL,
+        "--num-envs=4",
+        "--base-port",
+        port,
+        "--train",
+        "--run-id=faults",
+        "--seed=1",
+        "--no-graphics",
+    )
+    try:
+        run.wait_for(r"Step: 400\.", timeout=240)
+        # Worker 1's build is killed outright.
+        (build,) = leftovers([port + 1])
+        os.kill(build, signal.SIGKILL)
+        status = run.finish(timeout=400)
+    finally:
+        if run.process.poll() is None:
+            os.killpg(run.process.pid, signal.SIGKILL)
+    output = run.output()
+    assert status == 0, output[-4000:]
+    assert "Traceback" not in output
+    restarts = {int(worker): (error, log) for worker, error, log in RESTART_LINE.findall(output)}
+    assert sorted(restarts) == [1, 2], output[-4000:]
+    assert restarts[1][0] == "UnityCommunicationException"
+    assert restarts[2][0] == "UnityTimeOutException"
+    assert Path(restarts[2][1]).name == "3DBall-worker2.log"
+    # Training went on to max_steps: the last summary and the final save.
+    assert re.search(r"Step: 1600\. ", output)
+    model_dir = tmp_path / "models" / "faults-0"
+    assert (model_dir / "3DBallLearning.nn").is_file()
+    assert max(restarts_in_tensorboard(tmp_path / "summaries" / "faults_3DBallLearning")) == 2.0
+    report = json.loads(run.report.read_text())
+    assert report["chunks"] > 0 and report["breaks"] == []
+    assert_nothing_left(range(port, port + 4), pgid=run.process.pid)
+
+
+@pytest.mark.skipif(not BASIC.exists(), reason="the Basic build is missing")
+def test_past_the_limit_the_run_saves_and_ends_with_one_error(tmp_path, free_port_range):
+    (tmp_path / "config.yaml").write_text(trainer_config(max_steps=1.0e6, summary_freq=200))
+    port = free_port_range(2)
+    faults = {"first_launch_args": {"1": ["--fault-exit-after", "150"]}}
+    run = FaultyLearn(
+        tmp_path,
+        faults,
+        "config.yaml",
+        "--env",
+        BASIC,
+        "--num-envs=2",
+        "--base-port",
+        port,
+        "--train",
+        "--run-id=limit",
+        "--no-graphics",
+        "--max-lifetime-restarts=0",
+    )
+    status = run.finish(timeout=300)
+    output = run.output()
+    assert status == 1, output[-4000:]
+    assert "Traceback" not in output
+    errors = [line for line in output.splitlines() if line.startswith("ERROR:")]
+    assert len(errors) == 1, output[-4000:]
+    assert errors[0].startswith(
+        "ERROR:mlagents.trainers:UnityCommunicationException: UnityEnvironment worker 1 was lost"
+    )
+    assert "--max-lifetime-restarts=0" in errors[0]
+    assert "Saved Model" in output
+    model_dir = tmp_path / "models" / "limit-0"
+    assert (model_dir / "BasicLearning.nn").is_file()
+    assert any(path.name.endswith(".index") for path in (model_dir / "BasicLearning").iterdir())
+    assert_nothing_left([port, port + 1], pgid=run.process.pid)
