@@ -13,7 +13,10 @@ Ray actors (:class:`~mlagents.envs.ray_env_worker.EnvActor`) in place of worker 
   (:class:`~mlagents.envs.ray_env_worker.PackedBrainInfo`);
 * :meth:`RayEnvManager.close` (also after an error or Ctrl-C) closes every environment, ends the
   builds that did not end with it, ends the actors, and disconnects from Ray (stopping the local
-  Ray instance if the manager started it).
+  Ray instance if the manager started it);
+* with a :class:`~mlagents.envs.restart_policy.RestartPolicy`, a worker whose environment is lost
+  (its build crashed or hung, or its actor or node died) is ended and started again with the same
+  worker id (the same port), like the subprocess manager's workers.
 
 Ray is an optional dependency (``pip install mlagents_envs[ray]``); without it the manager raises
 one clear :class:`~mlagents.envs.exception.UnityEnvironmentException`.
@@ -32,7 +35,7 @@ from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.base_unity_environment import BaseUnityEnvironment
 from mlagents.envs.brain import BrainParameters
 from mlagents.envs.communicator_objects import CustomResetParameters
-from mlagents.envs.env_manager import EnvManager, StepBatch, StepInfo
+from mlagents.envs.env_manager import EnvManager, StepBatch, StepInfo, interrupted_step_info
 from mlagents.envs.env_worker import LoggingSetup
 from mlagents.envs.exception import UnityCommunicationException, UnityEnvironmentException
 from mlagents.envs.ray_env_worker import (
@@ -42,6 +45,7 @@ from mlagents.envs.ray_env_worker import (
     kill_process_group,
     unpack_all_brain_info,
 )
+from mlagents.envs.restart_policy import RestartPolicy, is_restartable
 from mlagents.envs.step_batching import StepBatcher
 from mlagents.envs.timers import TimerNode, hierarchical_timer, timed
 
@@ -58,6 +62,15 @@ RAY_MISSING = (
 DEFAULT_START_TIMEOUT = 300.0
 # Seconds between two looks at a start that waits for Ray to place the actors.
 _PLACEMENT_CHECK_INTERVAL = 5.0
+# Seconds a lost worker's actor gets to close its environment before its build is killed.
+_LOST_WORKER_CLOSE_TIMEOUT = 3.0
+
+
+class _Lost:
+    """The result of a call whose worker was lost and restarted (no result will come)."""
+
+
+LOST = _Lost()
 
 
 def ray_is_installed() -> bool:
@@ -165,6 +178,11 @@ class RayEnvManager(EnvManager):
         a local Ray instance (unless Ray is already initialised in this process).
     :param cpus_per_worker: CPUs Ray reserves for each actor (its build runs next to it).
     :param start_timeout: seconds the workers get to start (Ray placing them, their builds starting).
+    :param restart_policy: decides whether a lost worker is restarted (None: never). A restarted
+        worker's environment is reset with the last :meth:`reset`'s parameters, the agents of its
+        lost episode are reported once by :meth:`take_interrupted_steps`, its step in flight is
+        dropped and :attr:`restart_count` counts it; past the limits the error is
+        :class:`~mlagents.envs.restart_policy.RestartLimitExceeded`.
     :raises ValueError: ``n_env`` < 1.
     :raises UnityEnvironmentException: ray is not installed, or the cluster has too few CPUs.
     :raises: any error of an environment's creation (e.g. UnityTimeOutException), after every
@@ -179,6 +197,7 @@ class RayEnvManager(EnvManager):
         address: str | None = None,
         cpus_per_worker: float = 1.0,
         start_timeout: float = DEFAULT_START_TIMEOUT,
+        restart_policy: RestartPolicy | None = None,
     ) -> None:
         super().__init__()
         if n_env < 1:
@@ -191,6 +210,10 @@ class RayEnvManager(EnvManager):
         self._pickled_env_factory = cloudpickle.dumps(env_factory)
         self._cpus_per_worker = cpus_per_worker
         self._start_timeout = start_timeout
+        self._restart_policy = restart_policy
+        self._interrupted_steps: list[StepInfo] = []
+        # What a restarted environment is reset with: the arguments of the last reset().
+        self._last_reset: tuple[dict[str, float] | None, bool, CustomResetParameters | None] | None = None
         try:
             if not self._ray.is_initialized():
                 connect_to_ray(self._ray, address, n_env, cpus_per_worker)
@@ -225,9 +248,16 @@ class RayEnvManager(EnvManager):
     def step_batches(self) -> list[StepBatch]:
         """:meth:`step`, grouped by decision (see :class:`~mlagents.envs.step_batching.StepBatcher`)."""
         self._check_open()
-        self._queue_steps()
-        finished = self._wait_for_steps()
-        return self._postprocess_steps(finished)
+        while True:
+            self._queue_steps()
+            finished = self._wait_for_steps()
+            if finished:  # empty only when every worker in flight was lost and restarted
+                return self._postprocess_steps(finished)
+
+    def take_interrupted_steps(self) -> list[StepInfo]:
+        """The episodes cut short by restarted workers since the last call."""
+        interrupted, self._interrupted_steps = self._interrupted_steps, []
+        return interrupted
 
     def reset(
         self,
@@ -241,33 +271,29 @@ class RayEnvManager(EnvManager):
         :returns: ``StepInfo(None, first observations, None)`` per worker, in worker order.
         """
         self._check_open()
-        for worker in self.env_workers:
+        for worker in list(self.env_workers):
             if worker.step_ref is not None:
-                self._get(worker, worker.step_ref)
-                worker.step_ref = None
+                ref, worker.step_ref = worker.step_ref, None
+                self._result(worker, ref)
         self._batcher.reset()
-        refs = [
-            worker.actor.reset.remote(config, train_mode, custom_reset_parameters)
-            for worker in self.env_workers
-        ]
-        for worker, ref in zip(self.env_workers, refs):
-            worker.previous_step = StepInfo(None, unpack_all_brain_info(self._get(worker, ref)), None)
+        self._last_reset = (config, train_mode, custom_reset_parameters)
+        refs = [(worker, worker.actor.reset.remote(*self._last_reset)) for worker in self.env_workers]
+        for worker, ref in refs:
+            packed = self._result(worker, ref)
+            if packed is not LOST:  # else the restart reset the new environment
+                worker.previous_step = StepInfo(None, unpack_all_brain_info(packed), None)
         return [worker.previous_step for worker in self.env_workers]
 
     @property
     def external_brains(self) -> dict[str, BrainParameters]:
         """The controlled brains (asked to worker 0; all workers run the same environment)."""
-        self._check_open()
-        worker = self.env_workers[0]
-        brains: dict[str, BrainParameters] = self._get(worker, worker.actor.external_brains.remote())
+        brains: dict[str, BrainParameters] = self._ask_worker_0("external_brains")
         return brains
 
     @property
     def reset_parameters(self) -> dict[str, float]:
         """The reset parameters of worker 0's environment."""
-        self._check_open()
-        worker = self.env_workers[0]
-        parameters: dict[str, float] = self._get(worker, worker.actor.reset_parameters.remote())
+        parameters: dict[str, float] = self._ask_worker_0("reset_parameters")
         return parameters
 
     def close(self, timeout: float = 15.0) -> None:
@@ -308,6 +334,8 @@ class RayEnvManager(EnvManager):
         return RayWorker(worker_id, actor)
 
     def _wait_for_workers_started(self, workers: list[RayWorker]) -> None:
+        """Start the environments of ``workers`` and wait for them; a worker lost meanwhile is
+        restarted (and waited for) or its error raised."""
         refs = {worker.actor.start.remote(self._pickled_env_factory): worker for worker in workers}
         pending = list(refs)
         waited = 0.0
@@ -317,8 +345,10 @@ class RayEnvManager(EnvManager):
             )
             for ref in ready:
                 worker = refs[ref]
-                worker.started = self._get(worker, ref)
-                logger.info("%s started.", worker.describe())
+                started = self._result(worker, ref)
+                if started is not LOST:
+                    worker.started = started
+                    logger.info("%s started.", worker.describe())
             if not ready:
                 waited += _PLACEMENT_CHECK_INTERVAL
                 if waited >= self._start_timeout:
@@ -412,7 +442,9 @@ class RayEnvManager(EnvManager):
         for ref in sorted(ready, key=lambda ref: by_ref[ref].worker_id):
             worker = by_ref[ref]
             worker.step_ref = None
-            finished.append((worker, self._get(worker, ref)))
+            packed = self._result(worker, ref)
+            if packed is not LOST:
+                finished.append((worker, packed))
         return finished
 
     def _postprocess_steps(self, finished: list[tuple[RayWorker, PackedStep]]) -> list[StepBatch]:
@@ -433,6 +465,24 @@ class RayEnvManager(EnvManager):
                 for worker_timer_node in timer_nodes:
                     main_timer_node.merge(worker_timer_node, root_name="worker_root", is_parallel=True)
         return self._batcher.collect(worker_steps)
+
+    def _ask_worker_0(self, method_name: str) -> Any:
+        self._check_open()
+        while True:
+            worker = self.env_workers[0]
+            answer = self._result(worker, getattr(worker.actor, method_name).remote())
+            if answer is not LOST:
+                return answer
+            # Worker 0 was lost and restarted: ask the new one.
+
+    def _result(self, worker: RayWorker, ref: Any) -> Any:
+        """``ray.get(ref)`` of a call to ``worker``; when the worker was lost, restart it (then
+        :data:`LOST`) or raise the error (the environment's own, or a clear one)."""
+        try:
+            return self._get(worker, ref)
+        except Exception as error:
+            self._lost(worker, error)
+            return LOST
 
     def _get(self, worker: RayWorker, ref: Any) -> Any:
         """``ray.get(ref)``, with Ray's errors turned into the environment's own or a clear one."""
@@ -459,6 +509,43 @@ class RayEnvManager(EnvManager):
         wrapped = UnityCommunicationException(f"{worker.describe()} failed: {error}")
         wrapped.add_note(note)
         raise wrapped from None
+
+    def _lost(self, worker: RayWorker, error: BaseException) -> None:
+        """Restart ``worker`` after ``error`` if the restart policy allows it, else raise ``error``
+        (RestartLimitExceeded past the limits). Returns once a new actor runs in its place, reset
+        with the last reset's parameters; a new worker lost in turn is restarted the same way."""
+        worker_id = worker.worker_id
+        if worker is not self.env_workers[worker_id]:
+            return  # a late result of a worker already replaced
+        if self._restart_policy is None or self._closed or not is_restartable(error):
+            raise error
+        number = self._restart_policy.request(worker_id, error)
+        if worker.previous_step.current_all_brain_info:
+            self._interrupted_steps.append(interrupted_step_info(worker.previous_step.current_all_brain_info))
+        worker.step_ref = None
+        self._end_workers([worker], _LOST_WORKER_CLOSE_TIMEOUT)
+        self._batcher.forget(worker_id)
+        self.restart_count += 1
+        first_line = (str(error).strip().splitlines() or ["(no message)"])[0]
+        logger.warning(
+            "%s was lost (%s: %s). Restarting it (restart %d of this worker, %d in all). The environment's "
+            "log: %s",
+            worker.describe(),
+            type(error).__name__,
+            first_line,
+            number,
+            self.restart_count,
+            (worker.started.build_log_path if worker.started else None) or "unknown",
+        )
+        new = self._create_worker(worker_id)
+        self.env_workers[worker_id] = new
+        self._wait_for_workers_started([new])
+        if new is not self.env_workers[worker_id]:
+            return  # lost in turn, and replaced by a nested restart (which also reset it)
+        if self._last_reset is not None:
+            packed = self._result(new, new.actor.reset.remote(*self._last_reset))
+            if packed is not LOST:
+                new.previous_step = StepInfo(None, unpack_all_brain_info(packed), None)
 
     def _check_open(self) -> None:
         if self._closed:

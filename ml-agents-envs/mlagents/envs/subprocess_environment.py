@@ -23,7 +23,7 @@ from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.base_unity_environment import BaseUnityEnvironment, StepTexts, StepValues
 from mlagents.envs.brain import AllBrainInfo, BrainParameters
 from mlagents.envs.communicator_objects import CustomResetParameters
-from mlagents.envs.exception import UnityEnvironmentException
+from mlagents.envs.exception import UnityCommunicationException, UnityEnvironmentException
 from mlagents.envs.subprocess_env_manager import SubprocessEnvManager, UnityEnvWorker
 
 __all__ = ["SubprocessUnityEnvironment"]
@@ -142,7 +142,10 @@ class SubprocessUnityEnvironment(BaseUnityEnvironment):
         for worker in self.envs:
             worker.send("global_done")
         for worker in self.envs:
-            answers.append(self._manager._recv_from(worker).payload)
+            response = self._manager._recv_from(worker)
+            if response is None:  # only a manager that restarts workers answers None
+                raise UnityCommunicationException(f"UnityEnvironment worker {worker.worker_id} was lost.")
+            answers.append(response.payload)
         return all(answers)
 
     @property

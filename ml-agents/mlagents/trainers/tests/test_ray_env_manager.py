@@ -36,6 +36,7 @@ from mlagents.trainers.settings import CommandLineError
 ray = pytest.importorskip("ray")
 
 from mlagents.envs.ray_env_manager import RAY_MISSING, RayEnvManager  # noqa: E402
+from mlagents.envs.restart_policy import RestartPolicy  # noqa: E402
 
 BUILDS = Path(__file__).resolve().parents[4] / "example-envs" / "builds"
 BASIC = str(BUILDS / "Basic.x86_64")
@@ -92,8 +93,19 @@ def end_sessions(sessions: list[int]) -> None:
 
 
 def start_node(temp_dir: str, ip: str, resource: str, head_port: int | None, gcs_address: str | None) -> int:
-    """Run ``ray start`` for one node in a new session (it returns once the node runs); its session id."""
-    ports = [find_free_port_range(1) for _ in range(6)]
+    """Run ``ray start`` for one node in a new session (it returns once the node runs); its session id.
+
+    Ray gives a node 30 s to register, which a busy machine can exceed: a second attempt follows a
+    failed one (after its processes were ended).
+    """
+    try:
+        return _start_node(temp_dir, ip, resource, head_port, gcs_address)
+    except RuntimeError:
+        return _start_node(temp_dir, ip, resource, head_port, gcs_address)
+
+
+def _start_node(temp_dir: str, ip: str, resource: str, head_port: int | None, gcs_address: str | None) -> int:
+    ports = [find_free_port_range(1) for _ in range(8)]
     args = [
         sys.executable,
         "-m",
@@ -114,7 +126,13 @@ def start_node(temp_dir: str, ip: str, resource: str, head_port: int | None, gcs
         "--include-log-monitor=false",
     ]
     if head_port is not None:
-        args += ["--head", f"--port={head_port}", "--include-dashboard=false"]
+        args += [
+            "--head",
+            f"--port={head_port}",
+            "--include-dashboard=false",
+            f"--dashboard-port={ports[6]}",
+            f"--ray-client-server-port={ports[7]}",
+        ]
     else:
         args += [f"--address={gcs_address}"]
     log_path = Path(temp_dir) / "ray-start.log"
@@ -289,3 +307,44 @@ def test_without_ray_the_flag_fails_with_one_line(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray now fails
     with pytest.raises(Exception, match="needs the optional package ray"):
         RayEnvManager(partial(UnityEnvironment, BASIC), 1)
+
+
+class ConstantPolicy:
+    """Basic: always move right."""
+
+    def get_action(self, brain_info: BrainInfo) -> ActionInfo:
+        return ActionInfo(np.full((len(brain_info.agents), 1), 2.0, dtype=np.float32), None, None, None, None)
+
+
+def test_killed_build_is_restarted(ray_cluster: RayCluster) -> None:
+    factory = partial(UnityEnvironment, BASIC, base_port=find_free_port_range(2))
+    manager = RayEnvManager(factory, 2, address=ray_cluster.address, restart_policy=RestartPolicy())
+    old_pids: list[int | None] = []
+    try:
+        manager.set_policy("BasicLearning", ConstantPolicy())  # type: ignore[arg-type]
+        manager.reset()
+        for _ in range(5):
+            manager.step()
+        lost = manager.env_workers[1]
+        assert lost.started is not None and lost.started.build_pid is not None
+        old_pids = [worker.started.build_pid for worker in manager.env_workers if worker.started]
+        os.killpg(lost.started.build_pid, signal.SIGKILL)
+        interrupted = []
+        while manager.restart_count == 0:
+            manager.step()
+        interrupted = manager.take_interrupted_steps()
+        assert len(interrupted) == 1
+        last, ended, _ = interrupted[0]
+        assert last is not None and ended["BasicLearning"].local_done == [True]
+        assert ended["BasicLearning"].max_reached == [True]
+        assert manager.env_workers[1] is not lost and manager.restart_count == 1
+        stepped: set[str] = set()
+        while len(stepped) < 2:  # both workers step on
+            for step in manager.step():
+                stepped.add(str(step.current_all_brain_info["BasicLearning"].agents[0]).split("-")[0])
+        new_pid = manager.env_workers[1].started.build_pid  # type: ignore[union-attr]
+        assert new_pid not in old_pids
+        old_pids.append(new_pid)
+    finally:
+        manager.close()
+    assert not any(process_alive(pid) and os.getsid(pid) == pid for pid in old_pids if pid is not None)
