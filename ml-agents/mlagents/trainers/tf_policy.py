@@ -8,7 +8,9 @@ and :meth:`update`.
 Files written under ``model_path`` (``models/<run-id>/<brain>``):
 
 * ``model-<step>.index`` / ``model-<step>.data-*`` and ``checkpoint``: TF2 checkpoints of the weights,
-  the optimizer state, the normalizer and ``global_step`` (the ``keep_checkpoints`` newest are kept);
+  the optimizer state, the normalizer and ``global_step`` (the ``keep_checkpoints`` newest are kept),
+  written so that a kill during a save leaves the previous ones usable (see
+  :mod:`mlagents.trainers.checkpoints`);
 * ``<model_path>.nn``: the network for Unity's inference engine (Barracuda format, see
   :mod:`mlagents.trainers.export`).
 """
@@ -28,6 +30,7 @@ from mlagents.envs.brain import BrainInfo, BrainParameters
 from mlagents.envs.policy import Policy
 from mlagents.trainers import export
 from mlagents.trainers.agent_ids import agent_ids
+from mlagents.trainers.checkpoints import CheckpointStore, NoReadableCheckpoint
 from mlagents.trainers.exception import UnityPolicyException
 from mlagents.trainers.models import LearningModel
 from mlagents.trainers.settings import ConfigSource, PolicySettings, flag
@@ -183,7 +186,7 @@ class TFPolicy(Policy):
         self.m_size = self.settings.memory_size if self.use_recurrent else 0
         self.sequence_length = self.settings.sequence_length if self.use_recurrent else 1
         self._checkpoint: tf.train.Checkpoint | None = None
-        self._checkpoint_manager: tf.train.CheckpointManager | None = None
+        self._checkpoint_store: CheckpointStore | None = None
         # The step count is kept in Python (None: read global_step first); increments reach the
         # variable only when TensorFlow reads it (see increment_step and write_step_count).
         self._known_step: int | None = None
@@ -341,26 +344,31 @@ class TFPolicy(Policy):
         return objects
 
     @property
-    def checkpoint_manager(self) -> tf.train.CheckpointManager:
-        """Manager of the checkpoints in ``model_path`` (keeps ``keep_checkpoints``)."""
-        if self._checkpoint_manager is None:
+    def checkpoint_store(self) -> CheckpointStore:
+        """The checkpoints in ``model_path`` (keeps ``keep_checkpoints``; saves survive a kill)."""
+        if self._checkpoint_store is None:
             self._checkpoint = tf.train.Checkpoint(**self._checkpoint_objects())
-            self._checkpoint_manager = tf.train.CheckpointManager(
-                self._checkpoint, self.model_path, max_to_keep=self.keep_checkpoints, checkpoint_name="model"
+            self._checkpoint_store = CheckpointStore(
+                self._checkpoint, self.model_path, max_to_keep=self.keep_checkpoints, name="model"
             )
-        return self._checkpoint_manager
+        return self._checkpoint_store
 
     def _initialize_graph(self) -> None:
         """Nothing to do in TensorFlow 2: variables are initialized when the network is built."""
 
     def _load_graph(self) -> None:
-        """Restore the newest checkpoint of ``model_path`` (weights, optimizer, normalizer, step).
+        """Restore the newest readable checkpoint of ``model_path`` (weights, optimizer, normalizer,
+        step); a newer one that cannot be read (truncated, partly written) is skipped with a warning.
 
-        :raises UnityPolicyException: there is no checkpoint, or it does not fit this network.
+        :raises UnityPolicyException: there is no checkpoint, none can be read, or it does not fit
+            this network.
         """
         self._initialize_graph()
         LOGGER.info("Loading Model for brain %s", self.brain.brain_name)
-        latest = tf.train.latest_checkpoint(self.model_path)
+        try:
+            latest = self.checkpoint_store.newest_readable()
+        except NoReadableCheckpoint as error:
+            raise UnityPolicyException(str(error)) from None
         if latest is None:
             raise UnityPolicyException(
                 f"The model {self.model_path} could not be found. Make sure you specified the right --run-id"
@@ -382,7 +390,7 @@ class TFPolicy(Policy):
         """Save a checkpoint ``<model_path>/model-<steps>`` (the newest ``keep_checkpoints`` are kept)."""
         os.makedirs(self.model_path, exist_ok=True)
         self.write_step_count()
-        self.checkpoint_manager.save(checkpoint_number=int(steps))
+        self.checkpoint_store.save(int(steps))
 
     def export_model(self) -> None:
         """Write the network for Unity inference beside ``model_path`` (``<model_path>.nn``, see

@@ -98,8 +98,8 @@ def test_training_goes_on_after_a_killed_and_a_hung_build(tmp_path, free_port_ra
     )
     (tmp_path / "config.yaml").write_text(config)
     port = free_port_range(4)
-    # Worker 2's first build stops answering after 250 exchanges (of about 400); it is noticed after 3 s.
-    faults = {"first_launch_args": {"2": ["--fault-hang-after", "250"]}, "exchange_timeout": 3.0}
+    # Worker 2's first build stops answering after 60 exchanges (of about 400); noticed after 3 s.
+    faults = {"first_launch_args": {"2": ["--fault-hang-after", "60"]}, "exchange_timeout": 3.0}
     run = FaultyLearn(
         tmp_path,
         faults,
@@ -132,7 +132,7 @@ def test_training_goes_on_after_a_killed_and_a_hung_build(tmp_path, free_port_ra
     assert restarts[2][0] == "UnityTimeOutException"
     assert Path(restarts[2][1]).name == "3DBall-worker2.log"
     # Training went on to max_steps: the last summary and the final save.
-    assert re.search(r"Step: 1600\. ", output)
+    assert re.search(r"Step: 1600(\.0)?\. ", output)
     model_dir = tmp_path / "models" / "faults-0"
     assert (model_dir / "3DBallLearning.nn").is_file()
     assert max(restarts_in_tensorboard(tmp_path / "summaries" / "faults_3DBallLearning")) == 2.0
