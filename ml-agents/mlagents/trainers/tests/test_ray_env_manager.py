@@ -260,7 +260,7 @@ def test_same_episodes_as_subprocess_manager_across_two_nodes(ray_cluster: RayCl
 
 def test_learn_on_the_cluster(ray_cluster: RayCluster, tmp_path: Path) -> None:
     config = tmp_path / "config.yaml"
-    config.write_text(trainer_config(max_steps=1200, summary_freq=400, buffer_size=256))
+    config.write_text(trainer_config(max_steps=800, summary_freq=400, buffer_size=256))
     base_port = find_free_port_range(4)
     run = LearnProcess(
         tmp_path,
@@ -283,6 +283,40 @@ def test_learn_on_the_cluster(ray_cluster: RayCluster, tmp_path: Path) -> None:
     assert (tmp_path / "models" / "ray-0" / "BasicLearning.nn").exists()
     assert list((tmp_path / "summaries").glob("ray_BasicLearning/events.out.tfevents.*"))
     assert_nothing_left(ports=range(base_port, base_port + 4), pgid=run.pid)
+
+
+def reward_curve(summary_dir: Path) -> list[tuple[int, float]]:
+    from tensorboard.backend.event_processing import event_accumulator
+
+    accumulator = event_accumulator.EventAccumulator(
+        str(summary_dir), size_guidance={event_accumulator.SCALARS: 0}
+    )
+    accumulator.Reload()
+    return [(event.step, event.value) for event in accumulator.Scalars("Environment/Cumulative Reward")]
+
+
+def test_same_reward_curve_as_subprocess_manager(ray_cluster: RayCluster, tmp_path: Path) -> None:
+    # One worker: each step() returns that worker's step, so the whole run (episodes, policy
+    # updates) depends on the seed alone and both managers must write the same summaries. (With
+    # several workers the order in which their steps finish varies from run to run, for either
+    # manager; test_same_episodes_as_subprocess_manager_across_two_nodes compares those.)
+    runs = []
+    for name, extra in (
+        ("processes", []),
+        ("ray", ["--env-manager=ray", f"--ray-address={ray_cluster.address}"]),
+    ):
+        cwd = tmp_path / name
+        cwd.mkdir()
+        (cwd / "config.yaml").write_text(trainer_config(max_steps=500, summary_freq=250))
+        base_port = find_free_port_range(1)
+        args = [f"--env={BASIC}", "--train", "--run-id=same", "--seed=5", f"--base-port={base_port}", *extra]
+        runs.append((cwd, base_port, LearnProcess(cwd, "config.yaml", *args)))
+    for _, base_port, run in runs:
+        assert run.finish(timeout=240) == 0, run.output()[-4000:]
+        assert_nothing_left(ports=[base_port], pgid=run.pid)
+    processes, on_ray = (reward_curve(cwd / "summaries" / "same_BasicLearning") for cwd, _, _ in runs)
+    assert [step for step, _ in processes] == [250, 500]
+    assert on_ray == processes
 
 
 def test_options_check() -> None:
