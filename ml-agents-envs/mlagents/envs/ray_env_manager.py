@@ -368,15 +368,24 @@ class RayEnvManager(EnvManager):
             except Exception as error:  # the actor is gone already
                 logger.debug("Ray worker %d: close: %s", worker.worker_id, error)
         closed: set[int] = set()
-        if closing:
-            ready, _ = ray.wait(list(closing), num_returns=len(closing), timeout=timeout)
-            for ref in ready:
-                try:
-                    ray.get(ref)
-                    closed.add(closing[ref].worker_id)
-                except Exception as error:
-                    logger.debug("Ray worker %d: close: %s", closing[ref].worker_id, error)
-        self._kill_builds([worker for worker in workers if worker.worker_id not in closed])
+        # Every step is tried even when Ray itself fails (e.g. the cluster went away meanwhile).
+        try:
+            ready, _ = (
+                ray.wait(list(closing), num_returns=len(closing), timeout=timeout) if closing else ([], [])
+            )
+        except Exception as error:
+            logger.debug("Closing the Ray workers: %s", error)
+            ready = []
+        for ref in ready:
+            try:
+                ray.get(ref)
+                closed.add(closing[ref].worker_id)
+            except Exception as error:
+                logger.debug("Ray worker %d: close: %s", closing[ref].worker_id, error)
+        try:
+            self._kill_builds([worker for worker in workers if worker.worker_id not in closed])
+        except Exception as error:
+            logger.debug("Killing the builds of the Ray workers: %s", error)
         for worker in workers:
             try:
                 ray.kill(worker.actor, no_restart=True)
