@@ -9,11 +9,14 @@ Prints two tables (no asserts):
 2. ``SubprocessEnvManager`` throughput (environment steps per second) with 1, 2, 4 and 8 workers on
    Basic with ``--frame-time-ms 20`` (each academy step costs 20 ms, like a slow build), and the
    speed-up over one worker.
+3. With ``--ray``: ``RayEnvManager`` (workers as actors of a local Ray instance) next to
+   ``SubprocessEnvManager``, steps per second with 1, 4, 8 and 16 workers, same build and frame time.
 
 Usage::
 
     python benchmarks/env_throughput.py            # full run (about a minute)
     python benchmarks/env_throughput.py --quick    # short run
+    python benchmarks/env_throughput.py --ray --ray-only   # only table 3 (needs mlagents_envs[ray])
 """
 
 import argparse
@@ -26,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from mlagents.envs.action_info import ActionInfo
+from mlagents.envs.env_manager import EnvManager
 from mlagents.envs.environment import UnityEnvironment
 from mlagents.envs.policy import Policy
 from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
@@ -98,13 +102,19 @@ def measure_wire(steps: int) -> None:
     print()
 
 
-def measure_manager(n_env: int, seconds: float, frame_time_ms: float) -> float:
+def measure_manager(n_env: int, seconds: float, frame_time_ms: float, kind: str = "subprocess") -> float:
     factory = partial(
         quiet_environment,
         base_port=find_free_port_range(n_env),
         args=["--frame-time-ms", f"{frame_time_ms:g}"],
     )
-    manager = SubprocessEnvManager(factory, n_env)
+    manager: EnvManager
+    if kind == "ray":
+        from mlagents.envs.ray_env_manager import RayEnvManager
+
+        manager = RayEnvManager(factory, n_env)
+    else:
+        manager = SubprocessEnvManager(factory, n_env)
     try:
         manager.set_policy(BRAIN, RandomPolicy())
         manager.reset()
@@ -130,14 +140,50 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--workers", type=int, nargs="+", default=[1, 2, 4, 8], help="worker counts to measure"
     )
+    parser.add_argument("--ray", action="store_true", help="also table 3: RayEnvManager next to subprocesses")
+    parser.add_argument("--ray-only", action="store_true", help="with --ray: only table 3")
+    parser.add_argument(
+        "--ray-workers", type=int, nargs="+", default=[1, 4, 8, 16], help="worker counts of table 3"
+    )
     options = parser.parse_args(argv)
     logging.getLogger("mlagents.envs").setLevel(logging.WARNING)
 
     print(f"CPU cores available: {len(os.sched_getaffinity(0))}; load average: {os.getloadavg()[0]:.2f}")
     print()
-    measure_wire(steps=300 if options.quick else 3000)
-
     seconds = 2.0 if options.quick else 8.0
+    if not (options.ray and options.ray_only):
+        measure_wire(steps=300 if options.quick else 3000)
+        measure_subprocess_scaling(options, seconds)
+    if options.ray:
+        compare_with_ray(options, seconds)
+
+
+def compare_with_ray(options: argparse.Namespace, seconds: float) -> None:
+    import ray
+
+    # One local Ray instance for every measurement (the managers use it and leave it running), sized
+    # for the largest worker count; quiet like the one RayEnvManager starts itself.
+    ray.init(
+        num_cpus=max(max(options.ray_workers), os.cpu_count() or 1),
+        include_dashboard=False,
+        logging_level=logging.WARNING,
+        log_to_driver=False,
+    )
+    try:
+        print(
+            f"3) RayEnvManager (local Ray instance) next to SubprocessEnvManager on Basic, --frame-time-ms "
+            f"{options.frame_time_ms:g}, random policy, {seconds:g} s per measurement"
+        )
+        print("   workers   subprocess steps/s   ray steps/s   ray / subprocess")
+        for n_env in options.ray_workers:
+            by_processes = measure_manager(n_env, seconds, options.frame_time_ms)
+            by_ray = measure_manager(n_env, seconds, options.frame_time_ms, kind="ray")
+            print(f"   {n_env:7d}   {by_processes:18.1f}   {by_ray:11.1f}   {by_ray / by_processes:14.2f}")
+    finally:
+        ray.shutdown()
+
+
+def measure_subprocess_scaling(options: argparse.Namespace, seconds: float) -> None:
     print(
         f"2) SubprocessEnvManager on Basic, --frame-time-ms {options.frame_time_ms:g}, random policy, "
         f"{seconds:g} s per measurement"

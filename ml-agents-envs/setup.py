@@ -19,6 +19,8 @@ setup(
     extras_require={
         # grpcio-tools regenerates communicator_objects; pinned so the output matches the committed files.
         "protoc": ["grpcio-tools==1.85.1"],
+        # the Ray environment manager (mlagents-learn --env-manager=ray)
+        "ray": ["ray>=2.9"],
         # the test tools and the checks CI runs (ruff and mypy pinned: new releases bring new rules)
         "test": ["pytest>=8", "pytest-timeout>=2", "ruff==0.17.6", "mypy==2.4.1"],
     },

@@ -18,5 +18,7 @@ setup(
         "docopt-ng>=0.9",
         "cloudpickle>=2",
     ],
+    # pip install mlagents[ray]: environment workers on Ray (mlagents-learn --env-manager=ray)
+    extras_require={"ray": ["mlagents_envs[ray]==0.9.3"]},
     entry_points={"console_scripts": ["mlagents-learn=mlagents.trainers.learn:main"]},
 )

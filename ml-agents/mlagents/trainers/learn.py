@@ -3,8 +3,9 @@
 ``main()`` parses the command line once into :class:`~mlagents.trainers.settings.RunOptions` and
 starts one training run in this process, or ``--num-runs`` runs in child processes.
 ``run_training()`` performs one run: it reads and checks the trainer configuration, the sampler file
-and the curricula, then starts ``--num-envs`` environments through a :class:`SubprocessEnvManager`,
-creates one trainer per brain and hands everything to a :class:`TrainerController`.
+and the curricula, then starts ``--num-envs`` environments through a :class:`SubprocessEnvManager`
+(or a :class:`RayEnvManager` with ``--env-manager=ray``), creates one trainer per brain and hands
+everything to a :class:`TrainerController`.
 
 Errors a user can cause end the command with one line naming the problem and exit status 1. Those
 in the files (a missing or malformed configuration file, an unknown trainer type, a missing or
@@ -38,6 +39,7 @@ import numpy as np
 from docopt import docopt
 
 from mlagents.envs.base_unity_environment import BaseUnityEnvironment
+from mlagents.envs.env_manager import EnvManager
 from mlagents.envs.exception import SamplerException, UnityException
 from mlagents.envs.sampler_class import SamplerManager
 from mlagents.trainers.components.bc.compatibility import check_demo_paths
@@ -49,6 +51,7 @@ from mlagents.trainers.trainer_util import initialize_trainers, load_config, loa
 __all__ = [
     "CommandLineError",
     "RunOptions",
+    "create_env_manager",
     "create_environment_factory",
     "create_sampler_manager",
     "main",
@@ -92,6 +95,11 @@ Options:
   --no-graphics              Launch the environment with -nographics -batchmode.
   --debug                    Log in detail (DEBUG level).
   --multi-gpu                Use several GPUs for the PPO updates when more than one is visible.
+  --env-manager=<kind>       How the environment workers run: subprocess (processes on this
+                             machine) or ray (Ray actors, on a local Ray instance or the
+                             cluster of --ray-address) [default: subprocess].
+  --ray-address=<address>    Ray cluster to run the workers on (HOST:PORT of its head, or auto);
+                             without it a local Ray instance is started [default: None].
   --max-lifetime-restarts=<n>
                              Times one environment worker may be restarted after its environment
                              was lost (crashed, hung, never connected); -1: no limit [default: 10].
@@ -248,6 +256,23 @@ def try_create_meta_curriculum(
     return meta_curriculum
 
 
+def create_env_manager(run: RunOptions, env_factory: Callable[[int], BaseUnityEnvironment]) -> EnvManager:
+    """The env manager of ``--env-manager``: worker processes, or Ray actors (``--ray-address``);
+    either restarts lost workers within the run's restart limits."""
+    from mlagents.envs.restart_policy import RestartPolicy
+
+    restart_policy = RestartPolicy(run.restart_limits())
+    if run.env_manager == "ray":
+        from mlagents.envs.ray_env_manager import RayEnvManager
+
+        return RayEnvManager(
+            env_factory, run.num_envs, address=run.ray_address, restart_policy=restart_policy
+        )
+    from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
+
+    return SubprocessEnvManager(env_factory, run.num_envs, restart_policy=restart_policy)
+
+
 # ---------------------------------------------------------------------------------------- one run
 
 
@@ -275,15 +300,17 @@ def run_training(sub_id: int, run_seed: int, options: RunOptions | Mapping[str, 
     # Imported only now so that `mlagents-learn --help`, command-line and configuration errors
     # answer at once, without loading TensorFlow.
     _import_tensorflow_quietly()
-    from mlagents.envs.restart_policy import RestartPolicy
-    from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
     from mlagents.trainers.trainer_controller import TrainerController
 
     os.makedirs(summaries_dir, exist_ok=True)
+    env_path = run.env_path
+    if env_path is not None and run.env_manager == "ray":
+        # Ray actors do not run in this working directory.
+        env_path = os.path.abspath(env_path)
     env_factory = create_environment_factory(
-        run.env_path, run.docker_target_name, run.no_graphics, run_seed, run.base_port + sub_id * run.num_envs
+        env_path, run.docker_target_name, run.no_graphics, run_seed, run.base_port + sub_id * run.num_envs
     )
-    env = SubprocessEnvManager(env_factory, run.num_envs, restart_policy=RestartPolicy(run.restart_limits()))
+    env = create_env_manager(run, env_factory)
     try:
         external_brains = env.external_brains
         if meta_curriculum is not None:

@@ -129,6 +129,10 @@ def _restart_options(options: Mapping[str, Any]) -> dict[str, int]:
     }
 
 
+#: The values of ``--env-manager``: worker processes on this machine, or Ray actors.
+ENV_MANAGERS = ("subprocess", "ray")
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """The ``mlagents-learn`` command line, every flag of v0.9.3, typed and checked.
@@ -157,6 +161,8 @@ class RunOptions:
     no_graphics: bool = False
     debug: bool = False
     multi_gpu: bool = False
+    env_manager: str = "subprocess"
+    ray_address: str | None = None
     # Restarts of lost environment workers (beyond v0.9; -1: unlimited), see restart_limits().
     max_lifetime_restarts: int = 10
     restarts_rate_limit_n: int = 1
@@ -189,6 +195,8 @@ class RunOptions:
             no_graphics=bool(options["--no-graphics"]),
             debug=bool(options["--debug"]),
             multi_gpu=bool(options["--multi-gpu"]),
+            env_manager=str(options.get("--env-manager", "subprocess")),
+            ray_address=_optional_str(options.get("--ray-address")),
             **_restart_options(options),
         )
         run.check()
@@ -212,6 +220,20 @@ class RunOptions:
             raise CommandLineError(
                 f"--base-port is too high: the runs would need ports up to {last_port} (max 65535)."
             )
+        self._check_env_manager()
+
+    def _check_env_manager(self) -> None:
+        if self.env_manager not in ENV_MANAGERS:
+            raise CommandLineError(
+                f"--env-manager must be one of {', '.join(ENV_MANAGERS)}, not {self.env_manager!r}."
+            )
+        if self.ray_address is not None and self.env_manager != "ray":
+            raise CommandLineError("--ray-address needs --env-manager=ray.")
+        if self.env_manager == "ray":
+            from mlagents.envs.ray_env_manager import RAY_MISSING, ray_is_installed
+
+            if not ray_is_installed():
+                raise CommandLineError(RAY_MISSING)
 
     def restart_limits(self) -> RestartLimits:
         """How often a lost environment worker may be restarted (per worker)."""

@@ -82,6 +82,8 @@ def test_parsed_defaults():
         "--no-graphics": False,
         "--debug": False,
         "--multi-gpu": False,
+        "--env-manager": "subprocess",
+        "--ray-address": "None",
         "--help": False,
         # Beyond v0.9: restarts of lost environment workers.
         "--max-lifetime-restarts": "10",
