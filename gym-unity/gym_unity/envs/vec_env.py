@@ -323,6 +323,8 @@ class UnityVecEnv(VecEnv):
                 continue
             self._builds.relaunch(build, target)
             self._exchanges[build] = 0
+            # The start-up reset, as in the constructor, so that a seed always gives the same episodes.
+            self._in_order(build, self._reset_build(build, None))
 
     def _require_open(self) -> None:
         if self._closed:
