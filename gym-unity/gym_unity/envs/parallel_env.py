@@ -269,10 +269,14 @@ class UnityParallelEnv(ParallelEnv[str, np.ndarray, Any]):
             return
         try:
             self._builds.relaunch(0, seed)
+            self._exchanges = 0
+            # The start-up reset, as in the constructor, so that a seed always gives the same episodes.
+            all_brain_info = self._reset_environment(None)
+            for brain in self.brain_names:
+                self._in_order(brain, self._info_of(all_brain_info, brain))
         except BaseException:
             self.close()
             raise
-        self._exchanges = 0
 
     def _known(self, agent: str) -> str:
         if agent not in self._brain_of:

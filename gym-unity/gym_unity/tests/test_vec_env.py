@@ -106,10 +106,11 @@ def test_agents_that_stop_deciding_are_refused_clearly(make_env, scene_build):
 
 
 def test_brain_choice(make_env, scene_build):
+    # A constructor that raises ends every build it started (make_env checks each port).
     with pytest.raises(
         UnityGymException, match=r"several external brains \(FirstBrain, SecondBrain\).*brain_name"
     ):
-        make_env(UnityVecEnv, scene_build("TwoBrains"))
+        make_env(UnityVecEnv, scene_build("TwoBrains"), n_envs=2)
     with pytest.raises(UnityGymException, match="no external brain 'Nope'"):
         make_env(UnityVecEnv, scene_build("TwoBrains"), brain_name="Nope")
     env = make_env(UnityVecEnv, scene_build("TwoBrains"), brain_name="SecondBrain")
