@@ -7,15 +7,13 @@ Two measurements (figures only, no asserts):
    for each number of builds (``--builds``, default 2 and 4):
 
    * ``mlagents-learn config/trainer_config.yaml --env 3DBall --num-envs N`` (3DBallLearning's
-     shipped settings; run by ``train_to_benchmark.py``, whose console mean reward is the mean
-     return of the episodes that ended in the last 1000 trainer steps = 12,000 agent steps per build
-     count... see below);
-   * stable-baselines3 PPO on ``UnityVecEnv("3DBall", n_envs=N)`` with the same hyperparameters
-     where the two algorithms share them (``SB3_SETTINGS`` below), in a child process of this
-     script started the same way. Its mean reward is computed exactly like mlagents-learn's: the
-     mean return of the episodes that ended in the last 12,000 agent steps (mlagents-learn counts a
-     step per build step, and 3DBall has 12 agents, so its 1000-step summary window is 12,000
-     agent steps).
+     shipped settings), run by ``train_to_benchmark.run_one``; its console mean reward is the mean
+     return of the episodes that ended in the last 1000 trainer steps (a trainer step is one step
+     of one build, so 1000 of them are 12,000 agent steps);
+   * stable-baselines3 PPO on ``UnityVecEnv("3DBall", n_envs=N)`` with the settings of
+     3DBallLearning where the two algorithms share them (``SB3_SETTINGS`` below), in a child process
+     of this script, timed from its start like the command above. Its mean reward is computed as
+     mlagents-learn's: the mean return of the episodes that ended in the last 12,000 agent steps.
 
 2. **Throughput**: agent steps per second of ``UnityVecEnv`` against a plain loop over
    ``UnityEnvironment.step`` (each build stepped in turn, actions as one array per build) on 3DBall
