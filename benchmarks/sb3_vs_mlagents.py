@@ -17,8 +17,8 @@ Two measurements (figures only, no asserts):
 
 2. **Throughput**: agent steps per second of ``UnityVecEnv`` against a plain loop over
    ``UnityEnvironment.step`` (each build stepped in turn, actions as one array per build) on 3DBall
-   with uniform random actions, for 1 and 2 builds. The two are measured in alternation, several
-   rounds, and the medians compared, since the machine's load changes during the run.
+   with uniform random actions, for 1 and 2 builds. Both run at the same time, one step of each in
+   turn, each step timed, so that both see the same load of the machine.
 
 Usage::
 
@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -186,65 +185,51 @@ def run_mlagents(n_builds: int, max_minutes: float) -> tuple[float | None, float
 # 2. Throughput
 
 
-def raw_rate(n_builds: int, seconds: float) -> float:
-    """Agent steps per second of a loop over ``UnityEnvironment.step`` (builds in turn)."""
+def measure_throughput(builds: list[int], seconds: float) -> None:
+    """For each number of builds, start that many builds for a ``UnityEnvironment`` loop and as many
+    for a ``UnityVecEnv``, and alternate one step of each (the loop steps its builds in turn),
+    timing every step: both see the same machine load, whatever else runs."""
+    from gym_unity.envs import UnityVecEnv
     from mlagents.envs.environment import UnityEnvironment
     from mlagents.example_envs.ports import find_free_port_range
 
-    base = find_free_port_range(n_builds)
-    environments = [
-        UnityEnvironment(BUILD, worker_id=i, base_port=base, no_graphics=True) for i in range(n_builds)
-    ]
-    rng = np.random.default_rng(0)
-    try:
-        counts = [len(env.reset()[BRAIN].agents) for env in environments]
-        steps = 0
-        start = time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            for env, count in zip(environments, counts):
-                info = env.step({BRAIN: rng.uniform(-1, 1, (count, 2)).astype(np.float32)})[BRAIN]
-                steps += len(info.agents)
-                if env.global_done:
-                    env.reset()
-        return steps / (time.perf_counter() - start)
-    finally:
-        for env in environments:
-            env.close()
-
-
-def vec_rate(n_builds: int, seconds: float) -> float:
-    """Agent steps per second of ``UnityVecEnv.step``."""
-    from gym_unity.envs import UnityVecEnv
-    from mlagents.example_envs.ports import find_free_port_range
-
-    env = UnityVecEnv(BUILD, n_envs=n_builds, no_graphics=True, base_port=find_free_port_range(n_builds))
-    rng = np.random.default_rng(0)
-    try:
-        env.reset()
-        steps = 0
-        start = time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            env.step(rng.uniform(-1, 1, (env.num_envs, 2)).astype(np.float32))
-            steps += env.num_envs
-        return steps / (time.perf_counter() - start)
-    finally:
-        env.close()
-
-
-def measure_throughput(builds: list[int], rounds: int, seconds: float) -> None:
-    print(f"2) Throughput on 3DBall, random actions: {rounds} alternating rounds of {seconds:g} s, medians")
+    print(f"2) Throughput on 3DBall, random actions, steps of the two alternated for {seconds:g} s")
     print(
-        "| Builds | UnityEnvironment loop (agent steps/s) | UnityVecEnv (agent steps/s) | UnityVecEnv / raw |"
+        "| Builds | UnityEnvironment loop: agent steps/s | UnityVecEnv: agent steps/s | UnityVecEnv / loop |"
     )
     print("|---|---|---|---|")
+    rng = np.random.default_rng(0)
     for n in builds:
-        raw: list[float] = []
-        vec: list[float] = []
-        for _ in range(rounds):
-            raw.append(raw_rate(n, seconds))
-            vec.append(vec_rate(n, seconds))
-        r, v = statistics.median(raw), statistics.median(vec)
-        print(f"| {n} | {r:.0f} | {v:.0f} | {v / r:.2f} |", flush=True)
+        base = find_free_port_range(2 * n)
+        raw = [UnityEnvironment(BUILD, worker_id=i, base_port=base, no_graphics=True) for i in range(n)]
+        vec = None
+        try:
+            vec = UnityVecEnv(BUILD, n_envs=n, worker_id=n, base_port=base, no_graphics=True)
+            counts = [len(env.reset()[BRAIN].agents) for env in raw]
+            vec.reset()
+            raw_time = vec_time = 0.0
+            raw_agent_steps = vec_agent_steps = 0
+            end = time.perf_counter() + seconds
+            while time.perf_counter() < end:
+                actions = [rng.uniform(-1, 1, (count, 2)).astype(np.float32) for count in counts]
+                start = time.perf_counter()
+                for env, action in zip(raw, actions):
+                    raw_agent_steps += len(env.step({BRAIN: action})[BRAIN].agents)
+                    if env.global_done:
+                        env.reset()
+                raw_time += time.perf_counter() - start
+                batch = np.concatenate(actions)
+                start = time.perf_counter()
+                vec.step(batch)
+                vec_time += time.perf_counter() - start
+                vec_agent_steps += vec.num_envs
+            r, v = raw_agent_steps / raw_time, vec_agent_steps / vec_time
+            print(f"| {n} | {r:.0f} | {v:.0f} | {v / r:.2f} |", flush=True)
+        finally:
+            for env in raw:
+                env.close()
+            if vec is not None:
+                vec.close()
     print()
 
 
@@ -261,8 +246,7 @@ def main() -> None:
     parser.add_argument("--skip-sb3", action="store_true", help="no stable-baselines3 runs")
     parser.add_argument("--skip-throughput", action="store_true", help="no throughput measurement")
     parser.add_argument("--throughput-builds", default="1,2", help="builds for the throughput (default 1,2)")
-    parser.add_argument("--rounds", type=int, default=5, help="alternating throughput rounds")
-    parser.add_argument("--seconds", type=float, default=4.0, help="seconds per throughput measurement")
+    parser.add_argument("--seconds", type=float, default=30.0, help="seconds per throughput measurement")
     parser.add_argument("--sb3-child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.sb3_child is not None:
@@ -274,7 +258,7 @@ def main() -> None:
     print()
     if not args.skip_throughput:
         builds = [int(n) for n in args.throughput_builds.split(",")]
-        measure_throughput(builds, args.rounds, args.seconds)
+        measure_throughput(builds, args.seconds)
     if args.skip_training:
         return
     rows = []

@@ -193,7 +193,8 @@ class UnityVecEnv(VecEnv):
         if self._pending is None:
             raise UnityGymException("step_wait() was called without step_async(); call step() instead.")
         pending, self._pending = self._pending, None
-        wait(pending)  # every build has answered (or failed) before an error is raised
+        if len(pending) > 1:
+            wait(pending)  # every build has answered (or failed) before an error is raised
         results = [future.result() for future in pending]
         if len(results) == 1:
             observations, rewards, dones, truncated = results[0]
@@ -201,7 +202,7 @@ class UnityVecEnv(VecEnv):
             observations, rewards, dones, truncated = (np.concatenate(column) for column in zip(*results))
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         previous = self._observations
-        for index in np.flatnonzero(dones).tolist():
+        for index in np.flatnonzero(dones).tolist() if dones.any() else ():
             infos[index]["terminal_observation"] = previous[index].copy()
             infos[index]["TimeLimit.truncated"] = bool(truncated[index])
         self._observations = observations
