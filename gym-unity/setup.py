@@ -12,14 +12,18 @@ setup(
     # environment come from gymnasium.
     install_requires=["mlagents_envs==0.9.3", "gymnasium>=1.0", "numpy>=1.24"],
     extras_require={
-        # The tests run the example builds and train stable-baselines3 PPO on one of them;
-        # torch is pinned to the CPU build installed on the project's machines.
+        # UnityVecEnv is a stable-baselines3 VecEnv; UnityParallelEnv a PettingZoo ParallelEnv.
+        "sb3": ["stable-baselines3>=2.0"],
+        "pettingzoo": ["pettingzoo>=1.24"],
+        # The tests run the example builds, train stable-baselines3 PPO on two of them and run
+        # PettingZoo's API test; torch is pinned to the CPU build installed on the project's machines.
         "test": [
             "pytest>=8",
             "pytest-timeout>=2",
             "mlagents_example_envs==0.9.3",
             "stable-baselines3>=2.0",
             "torch==2.13.0",
+            "pettingzoo>=1.24",
         ],
     },
 )

@@ -84,7 +84,8 @@ def scene_build(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], str
 
 @pytest.fixture
 def make_env() -> Iterator[Callable[..., Any]]:
-    """``make_env(EnvClass, build_path, **kwargs)``: the environment on a free port without graphics.
+    """``make_env(EnvClass, build_path, **kwargs)``: the environment on a free port without graphics
+    (free ports for each build with ``n_envs=``, as ``UnityVecEnv`` takes).
 
     Every environment is closed at the end of the test, and no build process of its port may
     survive (also for environments whose constructor raised).
@@ -93,9 +94,11 @@ def make_env() -> Iterator[Callable[..., Any]]:
     ports: list[int] = []
 
     def make(env_class: type, build: str, **kwargs: Any) -> Any:
-        kwargs.setdefault("base_port", find_free_port_range(1))
+        n_builds = kwargs.get("n_envs", 1) if isinstance(kwargs.get("n_envs", 1), int) else 1
+        kwargs.setdefault("base_port", find_free_port_range(max(n_builds, 1)))
         kwargs.setdefault("no_graphics", True)
-        ports.append(kwargs["base_port"] + kwargs.get("worker_id", 0))
+        first = kwargs["base_port"] + kwargs.get("worker_id", 0)
+        ports.extend(range(first, first + max(n_builds, 1)))
         env = env_class(build, **kwargs)
         created.append(env)
         return env

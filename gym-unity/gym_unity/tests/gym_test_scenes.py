@@ -246,3 +246,49 @@ class SingleContinuous(EchoScene):
             brains=[_brain("SingleContinuousBrain", 3, "continuous", (3,))],
             agents=[AgentGroup(brain="SingleContinuousBrain", count=1)],
         )
+
+
+class MultiEpisodes(EchoScene):
+    """Three agents with at most 4 steps per episode; action 1 ends the agent's episode (+1 reward).
+
+    Each agent observes its last action, its index and its step count in the current episode, so
+    a test can see when an agent started a new episode."""
+
+    extra_observations = 2
+
+    @classmethod
+    def spec(cls) -> SceneSpec:
+        return SceneSpec(
+            academy_name="MultiEpisodesAcademy",
+            brains=[_brain("MultiEpisodesBrain", 3, "discrete", (2,))],
+            agents=[AgentGroup(brain="MultiEpisodesBrain", count=MULTI_AGENTS, max_step=EPISODE_MAX_STEP)],
+        )
+
+    def extras(self, agents: np.ndarray) -> np.ndarray:
+        steps = self.academy.agent_step_counts[agents].astype(np.float32)
+        return np.stack([agents.astype(np.float32), steps], axis=1)
+
+    def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
+        super().agent_action(agents, actions)
+        finished = agents[actions[:, 0] == 1]
+        if len(finished):
+            self.academy.set_reward(finished, 1.0)
+            self.academy.done(finished)
+
+
+class TwoBrainsMultiAgent(EchoScene):
+    """Two external brains: two agents with continuous actions of size 2 and one with discrete
+    branches (3, 2); every agent observes its last action (2 floats)."""
+
+    action_length = 2
+
+    @classmethod
+    def spec(cls) -> SceneSpec:
+        return SceneSpec(
+            academy_name="TwoBrainsMultiAgentAcademy",
+            brains=[
+                _brain("MoverBrain", 2, "continuous", (2,)),
+                _brain("ChooserBrain", 2, "discrete", (3, 2)),
+            ],
+            agents=[AgentGroup(brain="MoverBrain", count=2), AgentGroup(brain="ChooserBrain", count=1)],
+        )

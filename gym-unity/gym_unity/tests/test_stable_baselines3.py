@@ -1,13 +1,15 @@
-"""stable-baselines3 2.x trains on UnityGymnasiumEnv unchanged (PPO on the Basic example build)."""
+"""stable-baselines3 2.x trains on UnityGymnasiumEnv unchanged (PPO on the Basic example build) and
+on UnityVecEnv (PPO on every agent of two 3DBall builds)."""
 
 import numpy as np
 import pytest
 
-from gym_unity.envs import UnityGymnasiumEnv
+from gym_unity.envs import UnityGymnasiumEnv, UnityVecEnv
 
 sb3 = pytest.importorskip("stable_baselines3")
 torch = pytest.importorskip("torch")
 from stable_baselines3.common.env_checker import check_env as sb3_check_env  # noqa: E402
+from stable_baselines3.common.vec_env import VecMonitor, VecNormalize  # noqa: E402
 
 
 @pytest.fixture
@@ -32,3 +34,17 @@ def test_ppo_learns_a_few_hundred_steps_on_basic(make_env, example_build, one_to
     assert env.action_space.contains(np.asarray(action).item())
     _, reward, terminated, truncated, _ = env.step(action)
     assert isinstance(reward, float) and not truncated
+
+
+def test_ppo_learns_on_every_agent_of_two_3dball_builds(make_env, example_build, one_torch_thread):
+    vec_env = make_env(UnityVecEnv, example_build("3DBall"), n_envs=2, seed=1)
+    env = VecNormalize(VecMonitor(vec_env), norm_reward=False)
+    model = sb3.PPO("MlpPolicy", env, n_steps=32, batch_size=256, n_epochs=2, seed=1, device="cpu", verbose=0)
+    model.learn(total_timesteps=2 * 32 * 24)
+    assert model.num_timesteps == 2 * 32 * 24  # two rollouts of 32 steps of the 24 agents
+
+    observations = env.reset()
+    actions, _ = model.predict(observations, deterministic=True)
+    assert actions.shape == (24, 2)
+    _, rewards, dones, infos = env.step(actions)
+    assert rewards.shape == dones.shape == (24,) and len(infos) == 24
