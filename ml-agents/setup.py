@@ -18,5 +18,6 @@ setup(
         "docopt-ng>=0.9",
         "cloudpickle>=2",
     ],
+    extras_require={"onnx": ["onnx>=1.14", "onnxruntime>=1.14"]},
     entry_points={"console_scripts": ["mlagents-learn=mlagents.trainers.learn:main"]},
 )
