@@ -8,6 +8,8 @@ Accepted like a Unity player: ``--port N`` (default 5005, also when it cannot be
 ``-nographics``, ``-batchmode``; the test hooks ``--frame-time-ms MS``,
 ``--fault-exit-after K``, ``--fault-hang-after K``, ``--fault-never-connect``,
 ``--api-version STR``. Unknown arguments are ignored, as Unity ignores them.
+
+``--record-video PATH`` runs the scene without Python and writes a video instead (``video.py``).
 """
 
 from __future__ import annotations
@@ -88,6 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (KeyError, ValueError) as error:
         sys.stderr.write(f"{error.args[0]}\n")
         return 2
+    if "--record-video" in arguments:
+        from .video import video_main
+
+        return video_main(scene, arguments[1:])
     options = parse_options(arguments[1:])
     try:
         return run_client(scene, options)
