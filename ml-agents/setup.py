@@ -17,7 +17,11 @@ setup(
         "pyyaml>=6",
         "docopt-ng>=0.9",
         "cloudpickle>=2",
+        "tqdm>=4.60",
     ],
-    extras_require={"onnx": ["onnx>=1.14", "onnxruntime>=1.14"]},
+    extras_require={
+        "onnx": ["onnx>=1.14", "onnxruntime>=1.14"],
+        "video": ["mlagents_example_envs[video]==0.9.3"],
+    },
     entry_points={"console_scripts": ["mlagents-learn=mlagents.trainers.learn:main"]},
 )

@@ -89,6 +89,9 @@ Options:
   --no-graphics              Launch the environment with -nographics -batchmode.
   --debug                    Log in detail (DEBUG level).
   --multi-gpu                Use several GPUs for the PPO updates when more than one is visible.
+  --video-freq=<n>           Every n steps, record one episode of the current policies (example
+                             environments only) to models/<run-id>-<n>/videos/ and TensorBoard;
+                             0 = never [default: 0].
 """
 
 # The original banner is Unity's logo; this one only spells the name.
@@ -264,7 +267,10 @@ def run_training(sub_id: int, run_seed: int, options: RunOptions | Mapping[str, 
     # answer at once, without loading TensorFlow.
     _import_tensorflow_quietly()
     from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
+    from mlagents.trainers.checkpoint_video import CheckpointVideos, example_name
     from mlagents.trainers.trainer_controller import TrainerController
+
+    example = example_name(run.env_path) if run.video_freq > 0 and run.train_model else None
 
     os.makedirs(summaries_dir, exist_ok=True)
     env_factory = create_environment_factory(
@@ -315,6 +321,9 @@ def run_training(sub_id: int, run_seed: int, options: RunOptions | Mapping[str, 
             run.fast_simulation,
             sampler_manager,
             resampling_interval,
+            videos=None
+            if example is None
+            else CheckpointVideos(example, trainers, model_path, run.video_freq),
         )
     except BaseException:
         env.close()

@@ -139,6 +139,7 @@ class RunOptions:
     no_graphics: bool = False
     debug: bool = False
     multi_gpu: bool = False
+    video_freq: int = 0
 
     @classmethod
     def from_docopt(cls, options: Mapping[str, Any]) -> RunOptions:
@@ -167,6 +168,7 @@ class RunOptions:
             no_graphics=bool(options["--no-graphics"]),
             debug=bool(options["--debug"]),
             multi_gpu=bool(options["--multi-gpu"]),
+            video_freq=_int_option({"--video-freq": options.get("--video-freq", "0")}, "--video-freq", 0),
         )
         run.check()
         return run
@@ -183,6 +185,10 @@ class RunOptions:
         if self.env_path is None and self.num_envs > 1:
             raise CommandLineError(
                 "--num-envs greater than 1 needs an environment executable (--env): the Unity Editor is one instance."
+            )
+        if self.video_freq > 0 and self.env_path is None:
+            raise CommandLineError(
+                "--video-freq needs --env with an example environment (example-envs/builds/<Name>.x86_64)."
             )
         last_port = self.base_port + self.num_runs * self.num_envs - 1
         if last_port > 65535:

@@ -54,6 +54,7 @@ def test_help(tmp_path):
         ("--base-port=<n>", "5005"),
         ("--num-envs=<n>", "1"),
         ("--docker-target-name=<dt>", "None"),
+        ("--video-freq=<n>", "0"),
     ]:
         assert flag in out
     for flag in ["--load", "--slow", "--train", "--no-graphics", "--debug", "--multi-gpu"]:
@@ -82,6 +83,7 @@ def test_parsed_defaults():
         "--no-graphics": False,
         "--debug": False,
         "--multi-gpu": False,
+        "--video-freq": "0",
         "--help": False,
     }
 
