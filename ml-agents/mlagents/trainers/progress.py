@@ -80,6 +80,11 @@ class ProgressLine:
             if done != bar.n:
                 bar.update(done - bar.n)
 
+    def refresh(self) -> None:
+        """Redraw the line now (it redraws by itself at most twice a second)."""
+        if self._bar is not None:
+            self._bar.refresh()
+
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
         self._bar = None
