@@ -1,17 +1,24 @@
 """A model trained by a short mlagents-learn run: exported as .nn and .onnx, filmed at its
 checkpoints (--video-freq), and run by the build's inference brain."""
 
+import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
-from learn_helpers import LearnProcess, assert_nothing_left, trainer_config
+from learn_helpers import BASIC_LEARNING, LearnProcess, assert_nothing_left, trainer_config
 from tensorboard.backend.event_processing import event_accumulator
+
+from mlagents.envs.environment import UnityEnvironment
+from mlagents.trainers.ppo.policy import PPOPolicy
 
 REPO = Path(__file__).resolve().parents[4]
 BASIC = REPO / "example-envs" / "builds" / "Basic.x86_64"
 STEPS = 3000
 VIDEO_FREQ = 1500
+LEARNING_RATE = 3.0e-3
+EPISODES = 10
 
 pytestmark = pytest.mark.skipif(not BASIC.exists(), reason="the Basic build is missing")
 imageio = pytest.importorskip("imageio.v2")
@@ -21,7 +28,7 @@ imageio = pytest.importorskip("imageio.v2")
 def trained(tmp_path_factory, free_port_range):
     """Train Basic for ``STEPS`` steps with a video every ``VIDEO_FREQ`` steps; returns the run's folder."""
     cwd = tmp_path_factory.mktemp("deploy")
-    config = trainer_config(learning_rate=3.0e-3, max_steps=STEPS, summary_freq=1000)
+    config = trainer_config(learning_rate=LEARNING_RATE, max_steps=STEPS, summary_freq=1000)
     (cwd / "config.yaml").write_text(config)
     port = free_port_range(1)
     run = LearnProcess(
@@ -71,3 +78,45 @@ def test_a_video_at_each_checkpoint_also_in_tensorboard(trained):
     assert [event.step for event in events] == [VIDEO_FREQ, 2 * VIDEO_FREQ]
     # width, height, then one PNG per frame
     assert len(events[0].tensor_proto.string_val) == 2 + 8
+
+
+def episode_rewards(env: UnityEnvironment, brain: str, act: Callable | None) -> list[float]:
+    """Rewards of the first ``EPISODES`` episodes of ``brain``'s agents in ``env`` (training
+    configuration); ``act(brain_info)`` gives the actions, or None when the build decides."""
+    infos = env.reset(train_mode=True)
+    totals: dict[str, float] = {}
+    finished: list[float] = []
+    while len(finished) < EPISODES:
+        info = infos[brain]
+        for agent, reward, done in zip(info.agents, info.rewards, info.local_done):
+            totals[agent] = totals.get(agent, 0.0) + reward
+            if done:
+                finished.append(totals.pop(agent))
+        infos = env.step({brain: act(info)} if act is not None else None)
+    return finished[:EPISODES]
+
+
+def python_policy_rewards(cwd: Path, port: int) -> list[float]:
+    """The trained policy (its last checkpoint) acting through Python on the build."""
+    env = UnityEnvironment(str(BASIC), worker_id=0, base_port=port, seed=11, no_graphics=True)
+    try:
+        settings = dict(
+            BASIC_LEARNING,
+            learning_rate=LEARNING_RATE,
+            max_steps=STEPS,
+            model_path=str(cwd / "models" / "basic-0" / "BasicLearning"),
+            summary_path=str(cwd / "summaries" / "check"),
+            keep_checkpoints=5,
+            vis_encode_type="simple",
+        )
+        policy = PPOPolicy(11, env.brains["BasicLearning"], settings, is_training=False, load=True)
+        return episode_rewards(env, "BasicLearning", lambda info: policy.get_action(info).action)
+    finally:
+        env.close()
+
+
+def within_noise(a: list[float], b: list[float]) -> bool:
+    """The two means differ by less than four standard errors of their difference (plus 0.05 for
+    samples that happen to have almost no spread)."""
+    error = math.sqrt(np.var(a, ddof=1) / len(a) + np.var(b, ddof=1) / len(b))
+    return abs(float(np.mean(a)) - float(np.mean(b))) < 4.0 * error + 0.05
