@@ -12,9 +12,12 @@ Actions: continuous (2,), each clipped to [-1, 1]: 2 degrees per unit about loca
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from .ball3d_physics import BallPlatformWorld, rotate_local
+from .sdk.academy import DecisionBatch
 from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
 
 NUM_AGENTS = 12
@@ -32,6 +35,37 @@ RESET_TILT_DEG = 10.0
 RESET_BALL_HALF_SPREAD = 1.5
 RESET_BALL_HEIGHT = 4.0
 RESET_PARAMETERS = {"mass": 1.0, "gravity": 9.81, "scale": 1.0}
+#: Player brain keys: the arrows tilt the platform (index 0 about z, index 1 about x).
+PLAYER_KEYS: dict[str, tuple[int, float]] = {
+    "left": (0, -1.0),
+    "right": (0, 1.0),
+    "up": (1, 1.0),
+    "down": (1, -1.0),
+}
+
+
+def balance(observations: np.ndarray, gain: float = 0.2) -> np.ndarray:
+    """The heuristic: a PD controller that tilts toward the ball (lifting the side it is on) in
+    proportion to its offset and velocity, and holds the platform level while the ball is still in
+    the air (landing on a tilted platform throws it sideways). Works on both brains: 3DBallHard's
+    velocity is the difference of its last two stacked frames over one decision (0.1 s).
+
+    :param observations: float ``(k, 8)`` (3DBall) or ``(k, 45)`` (3DBallHard, 9 frames of 5).
+    :returns: float32 ``(k, 2)`` in [-1, 1].
+    """
+    frame = observations[:, -8:] if observations.shape[1] == 8 else observations[:, -5:]
+    tilt_z, tilt_x, offset = frame[:, 0], frame[:, 1], frame[:, 2:5]
+    if observations.shape[1] == 8:
+        velocity = frame[:, 5:8]
+    else:
+        velocity = (offset - observations[:, -8:-5]) / 0.1  # previous frame: columns -10..-5
+    airborne = offset[:, 1] > 0.7
+    goal_z = np.where(airborne, 0.0, gain * (offset[:, 0] + velocity[:, 0]))
+    goal_x = np.where(airborne, 0.0, -gain * (offset[:, 2] + velocity[:, 2]))
+    # One decision turns at most 10 degrees, i.e. ~0.087 in quaternion component.
+    return np.clip(np.stack([goal_z - tilt_z, goal_x - tilt_x], axis=1) / 0.0873, -1.0, 1.0).astype(
+        np.float32
+    )
 
 
 class Ball3D(Scene):
@@ -148,6 +182,13 @@ class Ball3D(Scene):
 
     def physics_step(self) -> None:
         self.world.step()
+
+    def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
+        return balance(batch.vector_observations)
+
+    @classmethod
+    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
+        return PLAYER_KEYS if brain == cls.brain_name else None
 
 
 class Ball3DHard(Ball3D):

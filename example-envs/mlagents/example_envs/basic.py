@@ -8,8 +8,11 @@ mode; in inference mode once per ``time_between_decisions_at_inference`` seconds
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
+from .sdk.academy import DecisionBatch
 from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
 
 BRAIN = "BasicLearning"
@@ -22,6 +25,15 @@ STEP_PENALTY = -0.01
 SMALL_GOAL_REWARD = 0.1
 LARGE_GOAL_REWARD = 1.0
 OBSERVATION_SIZE = 20
+STAY, LEFT, RIGHT = 0, 1, 2
+#: Player brain keys (branch 0): A steps left, D steps right.
+PLAYER_KEYS: dict[str, tuple[int, float]] = {"a": (0, LEFT), "d": (0, RIGHT)}
+
+
+def walk_to_large_goal(observations: np.ndarray) -> np.ndarray:
+    """The heuristic: step toward the large goal (+1) from any position, float32 ``(k, 1)``."""
+    position = observations[:, :OBSERVATION_SIZE].argmax(axis=1)
+    return np.where(position < LARGE_GOAL, RIGHT, LEFT).astype(np.float32)[:, None]
 
 
 class Basic(Scene):
@@ -70,6 +82,13 @@ class Basic(Scene):
         # One-hot over 20 slots. Position 20 has no slot (Unity would fail there too); it is
         # never reached because both goals end the episode first.
         return self._eye[self.position[agents]]
+
+    def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
+        return walk_to_large_goal(batch.vector_observations)
+
+    @classmethod
+    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
+        return PLAYER_KEYS if brain == BRAIN else None
 
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
         # Unity casts the float to int (truncation); values other than 1 and 2 do not move.

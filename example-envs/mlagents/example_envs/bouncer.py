@@ -26,13 +26,23 @@ the flight meets the banana).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import mujoco
 import numpy as np
 
+from .sdk.academy import DecisionBatch
 from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
 
 BRAIN = "BouncerLearning"
+#: Player brain keys: the arrows aim the jump (index 0 along x, index 2 along z), Space jumps high.
+PLAYER_KEYS: dict[str, tuple[int, float]] = {
+    "left": (0, -1.0),
+    "right": (0, 1.0),
+    "up": (2, 1.0),
+    "down": (2, -1.0),
+    "space": (1, 1.0),
+}
 OBSERVATION_SIZE = 6
 STACKED = 3
 ACTION_SIZE = 3
@@ -272,6 +282,13 @@ class Bouncer(Scene):
     def collect_observations(self, agents: np.ndarray) -> np.ndarray:
         obs = np.concatenate([self.world.agent_position, self.world.banana_position])
         return np.tile(obs.astype(np.float32), (agents.size, 1))
+
+    def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
+        return bouncer_heuristic(batch.vector_observations)
+
+    @classmethod
+    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
+        return PLAYER_KEYS if brain == BRAIN else None
 
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
         a = np.clip(actions[0].astype(np.float64), -1.0, 1.0)

@@ -23,6 +23,8 @@ per step. Food that re-appears is put straight onto the floor (Unity drops it fr
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import mujoco
 import numpy as np
 
@@ -43,10 +45,22 @@ from .box_arena import (
     wall_prisms,
     yaw_quaternions,
 )
+from .sdk.academy import DecisionBatch
 from .sdk.ray_perception import CastWorld, RayPerception, sphere_cast_boxes, yaw_rotate
 from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
 
 BRAIN = "BananaLearning"
+#: Player brain keys: W/S forward/back (branch 0), E/Q strafe right/left (branch 1), A/D turn left/right
+#: (branch 2), Space fires the laser (branch 3).
+PLAYER_KEYS: dict[str, tuple[int, float]] = {
+    "w": (0, 1),
+    "s": (0, 2),
+    "e": (1, 1),
+    "q": (1, 2),
+    "a": (2, 1),
+    "d": (2, 2),
+    "space": (3, 1),
+}
 NUM_AREAS = 4
 AGENTS_PER_AREA = 5
 NUM_AGENTS = NUM_AREAS * AGENTS_PER_AREA
@@ -422,6 +436,13 @@ class FoodCollector(Scene):
         first = np.argmin(t, axis=1)
         hit = np.isfinite(t[np.arange(k), first]) & (first < AGENTS_PER_AREA)
         return np.where(hit, members[np.arange(k), np.minimum(first, AGENTS_PER_AREA - 1)], -1)
+
+    def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
+        return collect_good_food(self)[agents]
+
+    @classmethod
+    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
+        return PLAYER_KEYS if brain == BRAIN else None
 
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
         w = self.world

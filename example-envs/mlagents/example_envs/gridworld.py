@@ -13,8 +13,12 @@ row is the largest z. Actions (one branch of 5): 0 no-op, 1 up (z + 1), 2 down
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Mapping
+
 import numpy as np
 
+from .sdk.academy import DecisionBatch
 from .sdk.scene import AgentGroup, BrainSpec, CameraResolution, EngineConfiguration, Scene, SceneSpec
 
 BRAIN_NAME = "GridWorldLearning"
@@ -40,6 +44,13 @@ PIT_COLOUR = np.round(np.array([0.941, 0.318, 0.235]) * 255).astype(np.uint8)
 BAR_HALF_WIDTH = 0.1
 BAR_HALF_LENGTH = 0.5
 AGENT_RING_WIDTH = 0.2
+#: Player brain keys (branch 0): the arrows move one cell.
+PLAYER_KEYS: dict[str, tuple[int, float]] = {
+    "up": (0, UP),
+    "down": (0, DOWN),
+    "left": (0, LEFT),
+    "right": (0, RIGHT),
+}
 
 
 class GridRenderer:
@@ -206,6 +217,14 @@ class GridWorld(Scene):
         image = self.renderer.draw(self.agent_cell, self.goal_cells, self.pit_cells)
         return np.repeat(image[None], agents.size, axis=0)
 
+    def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
+        images = batch.visual_observations[0]
+        return np.array([[shortest_path_action(image, self.grid_size)] for image in images], dtype=np.float32)
+
+    @classmethod
+    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
+        return PLAYER_KEYS if brain == BRAIN_NAME else None
+
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
         if agents.size == 0:
             return
@@ -223,6 +242,55 @@ class GridWorld(Scene):
         if _occupied(self.pit_cells, target):
             self.academy.done(agents)
             self.academy.set_reward(agents, PIT_REWARD)
+
+
+# ---------------------------------------------------------------- the heuristic reads the picture
+Cell = tuple[int, int]
+
+
+def cells_of_colour(image: np.ndarray, colour: np.ndarray, grid_size: int = 5) -> set[Cell]:
+    """Cells (x, z) whose pixels show ``colour`` (image right = +x, top row = largest z)."""
+    rows, cols = np.nonzero(np.all(image == colour, axis=-1))
+    cell = image.shape[0] / grid_size
+    return {(int((c + 0.5) // cell), grid_size - 1 - int((r + 0.5) // cell)) for r, c in zip(rows, cols)}
+
+
+def read_board(image: np.ndarray, grid_size: int = 5) -> tuple[Cell, set[Cell], set[Cell]]:
+    """(agent cell, goal cells, pit cells) drawn in a uint8 observation ``(H, W, 3)``.
+
+    :raises ValueError: the agent is not drawn in exactly one cell.
+    """
+    agents = cells_of_colour(image, AGENT_COLOUR, grid_size)
+    if len(agents) != 1:
+        raise ValueError(f"the agent must be drawn in exactly one cell, found {sorted(agents)}")
+    return (
+        agents.pop(),
+        cells_of_colour(image, GOAL_COLOUR, grid_size),
+        cells_of_colour(image, PIT_COLOUR, grid_size),
+    )
+
+
+def shortest_path_action(image: np.ndarray, grid_size: int = 5) -> int:
+    """The heuristic: first move of a shortest path to a goal that avoids pits (breadth-first
+    search on the picture); no-op when no goal can be reached."""
+    start, goals, pits = read_board(image, grid_size)
+    parents: dict[Cell, tuple[Cell, int] | None] = {start: None}
+    queue = deque([start])
+    while queue:
+        cell = queue.popleft()
+        if cell in goals:
+            action = NOOP
+            step = parents[cell]
+            while step is not None:
+                cell, action = step
+                step = parents[cell]
+            return action
+        for action in (UP, DOWN, LEFT, RIGHT):
+            nxt = (cell[0] + int(MOVES[action, 0]), cell[1] + int(MOVES[action, 1]))
+            if 0 <= nxt[0] < grid_size and 0 <= nxt[1] < grid_size and nxt not in pits and nxt not in parents:
+                parents[nxt] = (cell, action)
+                queue.append(nxt)
+    return NOOP
 
 
 def _occupied(cells: np.ndarray, cell: np.ndarray) -> bool:

@@ -27,6 +27,8 @@ reach them: they sit between the goal and the wall, and rays hit the goal first)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import mujoco
 import numpy as np
 
@@ -48,6 +50,7 @@ from .box_arena import (
     to_mujoco,
     wall_prisms,
 )
+from .sdk.academy import DecisionBatch
 from .sdk.ray_perception import CastWorld, RayPerception
 from .sdk.scene import EngineConfiguration, Scene, SceneSpec
 
@@ -58,6 +61,8 @@ GRAVITY = 2.0 * 9.81  # HallwayAcademy: gravityMultiplier 2
 RUN_SPEED = 1.5  # m/s velocity change per physics step (academy agentRunSpeed)
 TURN_DEGREES = 150.0 * TIMESTEP  # 3 degrees per physics step
 STEP_PENALTY = -1.0 / MAX_STEP
+#: Player brain keys (branch 0): W forward, S backward, D turn right, A turn left.
+PLAYER_KEYS: dict[str, tuple[int, float]] = {"w": (0, 1), "s": (0, 2), "d": (0, 3), "a": (0, 4)}
 RIGHT_GOAL_REWARD = 1.0
 WRONG_GOAL_REWARD = -0.1
 AGENT_MASS = 25.0
@@ -297,6 +302,13 @@ class Hallway(Scene):
         )
         return obs
 
+    def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
+        return shortest_path(self)[agents]
+
+    @classmethod
+    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
+        return PLAYER_KEYS if brain == cls.brain_name else None
+
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
         self.academy.add_reward(agents, STEP_PENALTY)
         action = actions[:, 0].astype(np.int64)
@@ -317,3 +329,21 @@ class Hallway(Scene):
         if wrong.size:
             self.academy.set_reward(wrong, WRONG_GOAL_REWARD)
         self.academy.done(np.concatenate([scored, wrong]))
+
+
+def shortest_path(scene: Hallway) -> np.ndarray:
+    """The heuristic (reads the true state), float32 ``(num_agents, 1)``: Drive past the shown block on the side of the matching goal, then into that goal.
+    Turn toward the next waypoint while off by more than 9 degrees, otherwise go forward."""
+    pos, yaw = scene.world.agent_positions, scene.world.agent_yaws
+    orange_goal, red_goal = scene.goal_positions()
+    orange = (scene.selection == 0)[:, None]
+    goal = np.where(orange, orange_goal, red_goal)
+    block = np.where(orange, scene.orange_block, scene.red_block)
+    side = np.sign(goal[:, 0] - scene.origins[:, 0])
+    past_block = pos[:, 2] > block[:, 2] + 2.0
+    beside_block = np.stack([scene.origins[:, 0] + 7.0 * side, pos[:, 1], block[:, 2] + 3.0], axis=1)
+    waypoint = np.where(past_block[:, None], goal - [0.0, 0.0, 2.5], beside_block)
+    delta = waypoint - pos
+    error = (np.degrees(np.arctan2(delta[:, 0], delta[:, 2])) - yaw + 180.0) % 360.0 - 180.0
+    action = np.where(error > 9.0, 3, np.where(error < -9.0, 4, 1))
+    return action.astype(np.float32)[:, None]

@@ -19,6 +19,8 @@ Physics: see ``pyramids_physics``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from .box_arena import (
@@ -41,10 +43,13 @@ from .pyramids_physics import (
     PlanarPyramidsWorld,
     stone_layer_boxes,
 )
+from .sdk.academy import DecisionBatch
 from .sdk.ray_perception import CastWorld, RayPerception
 from .sdk.scene import EngineConfiguration, Scene, SceneSpec
 
 BRAIN = "PyramidsLearning"
+#: Player brain keys (branch 0): W forward, S backward, D turn right, A turn left.
+PLAYER_KEYS: dict[str, tuple[int, float]] = {"w": (0, 1), "s": (0, 2), "d": (0, 3), "a": (0, 4)}
 NUM_AGENTS = 16
 MAX_STEP = 5000
 DECISION_INTERVAL = 5
@@ -196,6 +201,13 @@ class Pyramids(Scene):
         return obs
 
     # ---- step ----
+    def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
+        return switch_then_gold(self)[agents]
+
+    @classmethod
+    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
+        return PLAYER_KEYS if brain == BRAIN else None
+
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
         w = self.world
         action = actions[:, 0].astype(np.int64)

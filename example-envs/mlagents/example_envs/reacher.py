@@ -38,13 +38,27 @@ into the two segments' torques, plus gravity compensation).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import mujoco
 import numpy as np
 
 from .ball3d_physics import quaternion_multiply
+from .sdk.academy import DecisionBatch
 from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
 
 BRAIN = "ReacherLearning"
+#: Player brain keys: Q/A, W/S, E/D, R/F push the four torques (indices 0..3) up/down.
+PLAYER_KEYS: dict[str, tuple[int, float]] = {
+    "q": (0, 1.0),
+    "a": (0, -1.0),
+    "w": (1, 1.0),
+    "s": (1, -1.0),
+    "e": (2, 1.0),
+    "d": (2, -1.0),
+    "r": (3, 1.0),
+    "f": (3, -1.0),
+}
 NUM_AGENTS = 20
 OBSERVATION_SIZE = 33
 MAX_STEP = 4000
@@ -309,6 +323,13 @@ class Reacher(Scene):
         obs[:, 29:32] = HAND_LOCAL
         obs[:, 32] = self.goal_speed
         return obs[agents]
+
+    def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
+        return reacher_heuristic(batch.vector_observations)
+
+    @classmethod
+    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
+        return PLAYER_KEYS if brain == BRAIN else None
 
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
         # the goal moves first (ReacherGoal's update comes from the agent's action)

@@ -27,6 +27,8 @@ second until it rolls, and a rolling ball loses what the angular drag takes from
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import mujoco
 import numpy as np
 
@@ -43,11 +45,18 @@ from .box_arena import (
     prism_geom,
     right_vectors,
 )
+from .sdk.academy import DecisionBatch
 from .sdk.ray_perception import CastWorld, RayPerception
 from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
 
 STRIKER_BRAIN = "StrikerLearning"
 GOALIE_BRAIN = "GoalieLearning"
+#: Player brain keys (branch 0). Striker: W forward, S back, D/A turn right/left, Q/E strafe left/right.
+#: Goalie: W forward, S back, D right, A left.
+PLAYER_KEYS: dict[str, dict[str, tuple[int, float]]] = {
+    STRIKER_BRAIN: {"w": (0, 1), "s": (0, 2), "d": (0, 3), "a": (0, 4), "q": (0, 5), "e": (0, 6)},
+    GOALIE_BRAIN: {"w": (0, 1), "s": (0, 2), "d": (0, 3), "a": (0, 4)},
+}
 NUM_FIELDS = 8
 NUM_STRIKERS = 2 * NUM_FIELDS
 NUM_AGENTS = 4 * NUM_FIELDS
@@ -485,6 +494,15 @@ class SoccerTwos(Scene):
         return obs
 
     # ---- actions ----
+    def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
+        if brain == STRIKER_BRAIN:
+            return striker_heuristic(self, agents)
+        return goalie_heuristic(self, agents)
+
+    @classmethod
+    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
+        return PLAYER_KEYS.get(brain)
+
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
         w = self.world
         action = actions[:, 0].astype(np.int64)

@@ -24,12 +24,17 @@ degrees) and ``scale`` 1 (ball size; a serve puts it back to 1), read at agent r
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
+from .sdk.academy import DecisionBatch
 from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
 from .tennis_physics import FLOOR_A, FLOOR_B, TennisWorld
 
 BRAIN = "TennisLearning"
+#: Player brain keys: A/D move away from / toward the net (index 0), W jumps (index 1).
+PLAYER_KEYS: dict[str, tuple[int, float]] = {"a": (0, -1.0), "d": (0, 1.0), "w": (1, 1.0)}
 NUM_AREAS = 18
 NUM_AGENTS = 2 * NUM_AREAS
 OBSERVATION_SIZE = 8
@@ -129,6 +134,13 @@ class Tennis(Scene):
             1,
         )
         return obs.astype(np.float32)
+
+    def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
+        return tennis_heuristic(batch.vector_observations)
+
+    @classmethod
+    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
+        return PLAYER_KEYS if brain == BRAIN else None
 
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
         a = np.clip(actions.astype(np.float64), -1.0, 1.0)

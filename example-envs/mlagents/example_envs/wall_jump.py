@@ -19,8 +19,11 @@ agent or the block leaves the platform. The dynamics run in :class:`WallJumpWorl
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
+from .sdk.academy import DecisionBatch
 from .sdk.ray_perception import CastWorld, RayPerception
 from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
 from .wall_jump_physics import (
@@ -80,6 +83,16 @@ AGENT_SPAWN_Y = 1.0
 AGENT_SPAWN_Z = -12.0
 SPAWN_VOLUME_CENTER_XZ = (0.0, -6.5)
 SPAWN_VOLUME_EXTENT_XZ = (8.1, 3.5)
+#: Player brain keys: W/S forward/back (branch 0), A/D turn left/right (branch 1), Space jumps (branch 3).
+PLAYER_KEYS: dict[str, tuple[int, float]] = {
+    "w": (0, 1),
+    "s": (0, 2),
+    "a": (1, 1),
+    "d": (1, 2),
+    "space": (3, 1),
+}
+WALL_FRONT = WALL_CENTER_XZ[1] - WALL_HALF_XZ[1]  # z of the wall's near face
+GOAL_XZ = np.array([GOAL_CENTER[0], GOAL_CENTER[2]])
 NUM_CONFIGURATIONS = 5  # Random.Range(0, 5): 0 no wall, 1 small wall, 2..4 big wall
 
 
@@ -240,6 +253,13 @@ class WallJump(Scene):
         obs[:, 2 * rays + 3] = small_grounded(position, centers, halves)
         return obs
 
+    def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
+        return jump_sequence(self.world, agents)
+
+    @classmethod
+    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
+        return PLAYER_KEYS if brain in (SMALL_BRAIN, BIG_BRAIN) else None
+
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
         # The Academy calls this brain by brain; WallJumpAgent.AgentAction only touches its own area
         # and nothing reads the world before the physics step, so all agents act together there.
@@ -323,3 +343,46 @@ class WallJump(Scene):
             self.academy.done(lost_agents)
             self.academy.set_reward(lost_agents, FALL_REWARD)
             self._reset_blocks(lost_agents)
+
+
+def wrap(angle: np.ndarray) -> np.ndarray:
+    """Angles in degrees wrapped to [-180, 180)."""
+    return (angle + 180.0) % 360.0 - 180.0
+
+
+def jump_sequence(world: WallJumpWorld, areas: np.ndarray) -> np.ndarray:
+    """The heuristic (reads the true state): run to the wall beside the block, jump about
+    2.5 m in front of it, then head for the goal. Big-wall episodes walk off the back edge so
+    that they end at once. Returns float32 ``(k, 4)`` actions."""
+    position, yaw, velocity = (
+        world.agent_positions(areas),
+        world.agent_yaws(areas),
+        world.agent_velocities(areas),
+    )
+    block, heights = world.block_positions(areas), world.wall_heights[areas]
+    actions = np.zeros((areas.size, 4), dtype=np.float32)
+    for i in range(areas.size):
+        x, y, z = position[i]
+        big = heights[i] > 5.0
+        if big:
+            target = np.array([x, -20.0])
+        elif z < WALL_FRONT + 0.5 and y < 1.6:
+            # cross the wall in front of the goal, or at the first lane the block leaves free
+            for lane in (GOAL_XZ[0], 4.0, 8.5, 1.0, -2.0, -5.0, -8.0):
+                path = np.linspace([x, z], [lane, WALL_FRONT - 2.0], 20)
+                if not np.any(np.all(np.abs(path - block[i, 0::2]) < 2.3, axis=1)):
+                    break
+            target = np.array([lane, WALL_FRONT - 2.0]) if z < WALL_FRONT - 2.5 else np.array([x, 0.0])
+        else:
+            target = GOAL_XZ
+        error = wrap(np.degrees(np.arctan2(target[0] - x, target[1] - z)) - yaw[i])
+        if error > 12.0:
+            actions[i, 1] = 2
+        elif error < -12.0:
+            actions[i, 1] = 1
+        if abs(error) < 40.0 and np.hypot(velocity[i, 0], velocity[i, 2]) < 8.0:
+            actions[i, 0] = 1
+        to_wall = WALL_FRONT - (z + 0.5)
+        if not big and heights[i] > 0.5 and -0.3 < to_wall < 2.5 and abs(wrap(yaw[i])) < 60.0:
+            actions[i, 3] = 1
+    return actions

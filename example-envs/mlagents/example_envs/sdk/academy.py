@@ -19,12 +19,16 @@ from __future__ import annotations
 
 import enum
 import time
-from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from .brains import BrainController, BrainSettings, controllers_for
 from .scene import BrainSpec, EngineConfiguration, Scene, SceneSpec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .demo_recorder import DemonstrationRecorder
 
 #: Unity's fixed timestep of every example project (seconds per academy / physics step).
 FIXED_DELTA_TIME = 0.02
@@ -98,6 +102,11 @@ def agent_ids(count: int) -> np.ndarray:
     return (-1000 - 14 * np.arange(count, dtype=np.int64)).astype(np.int64)
 
 
+def agent_indices(ids: np.ndarray) -> np.ndarray:
+    """The agent indices of ids made by :func:`agent_ids` (its inverse)."""
+    return (-1000 - np.asarray(ids, dtype=np.int64)) // 14
+
+
 def _as_index(agents: np.ndarray | Sequence[int] | int) -> np.ndarray:
     index = np.asarray(agents)
     if index.dtype == bool:
@@ -144,6 +153,8 @@ class Academy:
     :param scene: the Scene subclass to run; it is instantiated here, after the RNG is seeded.
     :param seed: the seed Python sent at initialization (any int; negative values wrap to uint32).
     :param frame_time: seconds to sleep in every academy step (a fixed frame cost for benchmarks).
+    :param brain_settings: brain types, broadcast and recordings (``brains.py``); by default every
+        brain is external (Python decides) and nothing is recorded.
 
     Scene-facing API (used from the hooks through ``self.academy``): :meth:`add_reward`,
     :meth:`set_reward`, :meth:`done`, :meth:`request_decision`, :meth:`request_action`,
@@ -155,7 +166,13 @@ class Academy:
 
     FIXED_DELTA_TIME = FIXED_DELTA_TIME
 
-    def __init__(self, scene: type[Scene], seed: int = 0, frame_time: float = 0.0) -> None:
+    def __init__(
+        self,
+        scene: type[Scene],
+        seed: int = 0,
+        frame_time: float = 0.0,
+        brain_settings: BrainSettings | None = None,
+    ) -> None:
         self.spec: SceneSpec = scene.spec()
         self.seed = int(seed)
         self.rng = np.random.default_rng(self.seed % 2**32)
@@ -238,6 +255,28 @@ class Academy:
         self.scene = scene()
         self.scene.academy = self
         self.scene.initialize()
+        self._setup_brains(brain_settings or BrainSettings())
+
+    def _setup_brains(self, settings: BrainSettings) -> None:
+        """Controllers of the brains that act in the build, recorders, and what Python sees."""
+        self.brain_settings = settings
+        controllers = controllers_for(self.scene, self.brains, settings)
+        self._controllers: list[BrainController | None] = [
+            controllers.get(name) for name in self._brain_names
+        ]
+        self._visible = [settings.is_visible(name) for name in self._brain_names]
+        self._recorders: list[DemonstrationRecorder | None] = [None] * len(self._brains)
+        if settings.record:
+            from .demo_recorder import DemonstrationRecorder
+
+            for name, demo_name in settings.record.items():
+                self._recorders[self._brain_index[name]] = DemonstrationRecorder(
+                    self.brains[name], demo_name, settings.demo_folder, settings.demo_steps
+                )
+        # The plain path (every brain external, nothing recorded) skips the per-exchange loop.
+        self._local = (
+            any(c is not None for c in self._controllers) or bool(settings.record) or not all(self._visible)
+        )
 
     # ------------------------------------------------------------------ properties for scenes
     @property
@@ -251,6 +290,53 @@ class Academy:
         if self._is_training:
             return self.spec.training_configuration
         return self.spec.inference_configuration
+
+    @property
+    def recordings_complete(self) -> bool:
+        """True when there are recordings with a step limit and all of them reached it."""
+        recorders = [r for r in self._recorders if r is not None]
+        return bool(recorders) and all(r.full for r in recorders)
+
+    def recorder_of(self, brain_name: str) -> DemonstrationRecorder | None:
+        """The recorder of ``brain_name`` (None when it is not recorded)."""
+        return self._recorders[self._brain_index[brain_name]]
+
+    def indices_of(self, ids: np.ndarray) -> np.ndarray:
+        """Agent indices (int64) of the agent ids in a :class:`DecisionBatch`."""
+        return agent_indices(ids)
+
+    def run(
+        self, max_steps: int = 0, stop: Callable[[], bool] | None = None, train_mode: bool = False
+    ) -> int:
+        """Run academy steps without Python (a build in which Python sees no brain).
+
+        External brains keep their stored actions. Stops after ``max_steps`` steps (0 = no limit),
+        or when ``stop()`` returns True (checked before each step). Returns the steps run.
+        """
+        if not self._started:
+            self._started = True
+            self._is_training = train_mode
+        steps = 0
+        while not (max_steps and steps >= max_steps) and not (stop is not None and stop()):
+            if self._mid_step:
+                self._mid_step = False
+            else:
+                self._begin_step()
+            if self._quit:
+                break
+            self._finish_step()
+            steps += 1
+        return steps
+
+    def close(self) -> None:
+        """Finish the recordings and release the controllers (a player gives the terminal back)."""
+        for recorder in self._recorders:
+            if recorder is not None:
+                recorder.close()
+        for controller in self._controllers:
+            close = getattr(controller, "close", None)
+            if close is not None:
+                close()
 
     @property
     def quit_requested(self) -> bool:
@@ -383,8 +469,8 @@ class Academy:
         if message.actions:
             for name, values in message.actions.items():
                 b = self._brain_index.get(name)
-                if b is None:
-                    continue  # Unity ignores actions for brains it does not know
+                if b is None or self._controllers[b] is not None:
+                    continue  # Unity ignores actions for unknown brains and brains it decides for
                 agents = self._last_agents[b]
                 if agents.size == 0:
                     continue
@@ -409,18 +495,9 @@ class Academy:
         if message.memories:
             for name, values in message.memories.items():
                 b = self._brain_index.get(name)
-                if b is None or self._last_agents[b].size == 0:
+                if b is None or self._last_agents[b].size == 0 or self._controllers[b] is not None:
                     continue
-                agents = self._last_agents[b]
-                array = np.asarray(values, dtype=np.float32).reshape(agents.size, -1)
-                width = array.shape[1]
-                if width > self._memories.shape[1]:
-                    grown = np.zeros((self.num_agents, width), dtype=np.float32)
-                    grown[:, : self._memories.shape[1]] = self._memories
-                    self._memories = grown
-                self._memories[agents, :width] = array
-                self._memories[agents, width:] = 0.0
-                self._memory_length[agents] = width
+                self._set_memories(self._last_agents[b], values)
         if message.text_actions:
             for name, texts in message.text_actions.items():
                 b = self._brain_index.get(name)
@@ -430,6 +507,57 @@ class Academy:
                     self._text_actions = [""] * self.num_agents
                 for agent, text in zip(self._last_agents[b].tolist(), texts):
                     self._text_actions[agent] = text
+
+    def _set_memories(self, agents: np.ndarray, values: np.ndarray) -> None:
+        """Store the agents' memories (reported back at their next decision)."""
+        array = np.asarray(values, dtype=np.float32).reshape(agents.size, -1)
+        width = array.shape[1]
+        if width > self._memories.shape[1]:
+            grown = np.zeros((self.num_agents, width), dtype=np.float32)
+            grown[:, : self._memories.shape[1]] = self._memories
+            self._memories = grown
+        self._memories[agents, :width] = array
+        self._memories[agents, width:] = 0.0
+        self._memory_length[agents] = width
+
+    def _act_locally(self, batches: dict[str, DecisionBatch]) -> dict[str, DecisionBatch]:
+        """Record, let the build's own brains decide, and keep what Python sees."""
+        visible: dict[str, DecisionBatch] = {}
+        for brain in self._brains:
+            b = brain.index
+            name = brain.spec.name
+            batch = batches[name]
+            if batch.agents.size:
+                recorder = self._recorders[b]
+                if recorder is not None:
+                    recorder.record(batch)
+                controller = self._controllers[b]
+                if controller is not None:
+                    self._apply_decision(brain, self._last_agents[b], controller.decide(batch))
+            if self._visible[b]:
+                visible[name] = batch
+        return visible
+
+    def _apply_decision(
+        self, brain: _BrainState, agents: np.ndarray, decision: np.ndarray | tuple[np.ndarray, np.ndarray]
+    ) -> None:
+        """Store a controller's actions (and memories) like the reply of Python would be."""
+        memories = None
+        if isinstance(decision, tuple):
+            decision, memories = decision
+        actions = np.asarray(decision, dtype=np.float32)
+        expected = (agents.size, brain.action_length)
+        if actions.shape != expected:
+            raise ValueError(
+                f"The controller of brain '{brain.spec.name}' returned actions of shape {actions.shape}; "
+                f"expected {expected}."
+            )
+        self._action[agents, : brain.action_length] = actions
+        if memories is not None:
+            self._set_memories(agents, memories)
+        elif self._memories.shape[1]:
+            self._memories[agents] = 0.0
+            self._memory_length[agents] = 0
 
     def _clear_agent_data(self, index: np.ndarray) -> None:
         """ResetData: zeroed observation stacks, no memories, no text action (action kept)."""
@@ -515,7 +643,12 @@ class Academy:
         if not _count(deciding):
             if academy_done:
                 return AcademyOutput(
-                    True, {name: b.empty for name, b in zip(self._brain_names, self._brains)}
+                    True,
+                    {
+                        name: b.empty
+                        for name, b, visible in zip(self._brain_names, self._brains, self._visible)
+                        if visible
+                    },
                 )
             return None
         batches = self._collect(deciding)
@@ -524,6 +657,10 @@ class Academy:
         self._max_reached[deciding] = False
         self._has_already_reset[deciding] = False
         deciding[:] = False
+        if self._local:
+            batches = self._act_locally(batches)
+            if not academy_done and not any(batch.agents.size for batch in batches.values()):
+                return None  # only brains Python does not see decided: no exchange
         return AcademyOutput(academy_done, batches)
 
     def _collect(self, deciding: np.ndarray) -> dict[str, DecisionBatch]:

@@ -9,19 +9,39 @@ Accepted like a Unity player: ``--port N`` (default 5005, also when it cannot be
 ``--fault-exit-after K``, ``--fault-hang-after K``, ``--fault-never-connect``,
 ``--api-version STR``. Unknown arguments are ignored, as Unity ignores them.
 
-``--record-video PATH`` runs the scene without Python and writes a video instead (``video.py``).
+What a Unity scene sets in its brain assets and Broadcast Hub (see ``brains.py``), repeatable:
+``--brain-type BRAIN=KIND[:ARGUMENT]`` (``external`` by default, ``heuristic``, ``player[:turns]``
+or a registered kind), ``--broadcast BRAIN`` (Python sees a brain the build decides for),
+``--record-demo BRAIN=NAME`` (write its agents' decisions to ``<folder>/<NAME>.demo``) with
+``--demo-folder DIR`` (default ``Demonstrations``) and ``--demo-steps N``; a build whose brains
+Python does not see runs on its own: ``--run-steps N``, ``--seed S``. These options are also read
+from the environment variable ``MLAGENTS_BUILD_ARGS`` (placed before the command line's), so a
+build started by ``mlagents-learn`` can be given them. A wrong brain name or kind exits with
+status 2 and a one-line message. ``--model BRAIN=PATH`` is short for
+``--brain-type BRAIN=inference:PATH`` (the brain acts from an exported ``.nn`` model).
+
+``--record-video PATH`` runs the scene in this process without Python and writes a video of it
+instead (``video.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
+import shlex
+import signal
 import sys
 from collections.abc import Sequence
 
+from .brains import BrainSettings, BrainSetupError, parse_assignment, settings_from_options
 from .catalogue import registered_scenes
 from .client import ClientOptions, run_client
 from .loading import resolve_scene
+from .scene import Scene
+
+#: Environment variable with extra build arguments (shell syntax), read before the command line.
+BUILD_ARGS_VARIABLE = "MLAGENTS_BUILD_ARGS"
 
 DEFAULT_PORT = 5005
 
@@ -38,7 +58,65 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--fault-hang-after", type=int, default=None)
     parser.add_argument("--fault-never-connect", action="store_true")
     parser.add_argument("--api-version", default=None)
+    parser.add_argument("--brain-type", action="append", default=[])
+    parser.add_argument("--model", action="append", default=[])
+    parser.add_argument("--broadcast", action="append", default=[])
+    parser.add_argument("--record-demo", action="append", default=[])
+    parser.add_argument("--demo-folder", default="Demonstrations")
+    parser.add_argument("--demo-steps", default="0")
+    parser.add_argument("--run-steps", default="0")
+    parser.add_argument("--seed", default="0")
     return parser
+
+
+def _count(option: str, text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise BrainSetupError(f"{option} takes a whole number, not {text!r}.") from None
+    if value < 0:
+        raise BrainSetupError(f"{option} takes a number >= 0, not {value}.")
+    return value
+
+
+def brain_settings(arguments: Sequence[str], scene: type[Scene] | None = None) -> BrainSettings:
+    """The brain types, broadcast and recordings given by ``arguments`` (checked against ``scene``).
+
+    :raises BrainSetupError: a malformed value, an unknown brain or kind, a refused kind.
+    """
+    known, _unknown = _parser().parse_known_args(list(arguments))
+    settings = settings_from_options(
+        known.brain_type + [_model_as_brain_type(text) for text in known.model],
+        known.broadcast,
+        known.record_demo,
+        demo_folder=known.demo_folder,
+        demo_steps=_count("--demo-steps", known.demo_steps),
+        run_steps=_count("--run-steps", known.run_steps),
+    )
+    if scene is not None:
+        settings.validate(scene, scene.spec())
+    return settings
+
+
+def _model_as_brain_type(text: str) -> str:
+    """``--model BRAIN=PATH`` as ``BRAIN=inference:PATH``.
+
+    :raises BrainSetupError: no ``=`` or an empty side.
+    """
+    brain, path = parse_assignment("--model", text, "3DBallLearning=models/run-0/3DBallLearning.nn")
+    return f"{brain}=inference:{path}"
+
+
+def build_arguments(arguments: Sequence[str]) -> list[str]:
+    """``arguments`` preceded by those in ``$MLAGENTS_BUILD_ARGS``.
+
+    :raises BrainSetupError: the variable is not valid shell syntax.
+    """
+    extra = os.environ.get(BUILD_ARGS_VARIABLE, "")
+    try:
+        return shlex.split(extra) + list(arguments)
+    except ValueError as error:
+        raise BrainSetupError(f"${BUILD_ARGS_VARIABLE} cannot be split into arguments: {error}.") from None
 
 
 def parse_options(arguments: Sequence[str]) -> ClientOptions:
@@ -60,6 +138,10 @@ def parse_options(arguments: Sequence[str]) -> ClientOptions:
     options.fault_never_connect = known.fault_never_connect
     if known.api_version is not None:
         options.api_version = known.api_version
+    try:
+        options.seed = int(known.seed)
+    except ValueError:
+        logger.warning("--seed %r is not a number; using 0.", known.seed)
     return options
 
 
@@ -94,8 +176,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .video import video_main
 
         return video_main(scene, arguments[1:])
-    options = parse_options(arguments[1:])
+    try:
+        build_args = build_arguments(arguments[1:])
+        settings = brain_settings(build_args, scene)
+    except BrainSetupError as error:
+        sys.stderr.write(f"{error}\n")
+        return 2
+    options = parse_options(build_args)
+    options.brains = settings
+    if settings.record:
+        # End on SIGTERM through the normal exits, so that recordings are closed with their counts.
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         return run_client(scene, options)
     except KeyboardInterrupt:
         return 0
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt

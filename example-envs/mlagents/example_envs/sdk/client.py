@@ -12,14 +12,15 @@ import logging
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import grpc
 
 from mlagents.envs.communicator_objects import Header, UnityMessage, UnityToExternalStub
 
 from .academy import Academy
-from .scene import Scene
+from .brains import BrainSettings
+from .scene import Scene, SceneSpec
 from .wire import API_VERSION, STATUS_OK, initialization_message, input_from_message, output_message
 
 logger = logging.getLogger("mlagents.example_envs")
@@ -49,6 +50,9 @@ class ClientOptions:
     fault_hang_after: int | None = None
     fault_never_connect: bool = False
     connect_timeout: float = CONNECT_TIMEOUT
+    brains: BrainSettings = field(default_factory=BrainSettings)
+    #: seed of a build that runs on its own (Python sends the seed otherwise)
+    seed: int = 0
 
 
 def _sleep_forever() -> None:
@@ -84,6 +88,8 @@ def run_client(scene: type[Scene], options: ClientOptions) -> int:
         _sleep_forever()
     name = scene.__name__
     spec = scene.spec()
+    if options.brains.runs_alone(spec):
+        return run_alone(scene, options)
     target = f"{options.host}:{options.port}"
     with grpc.insecure_channel(target, options=_CHANNEL_OPTIONS) as channel:
         ready = grpc.channel_ready_future(channel)
@@ -110,15 +116,45 @@ def run_client(scene: type[Scene], options: ClientOptions) -> int:
             return 0
 
 
-def _exchange_loop(scene: type[Scene], spec, stub: UnityToExternalStub, options: ClientOptions) -> int:
+def run_alone(scene: type[Scene], options: ClientOptions) -> int:
+    """A build in which Python sees no brain: run without connecting (like a Unity player with an
+    empty Broadcast Hub) until ``--run-steps`` steps are done, every recording is complete, or
+    the build is stopped. Returns 0."""
+    settings = options.brains
+    academy = Academy(
+        scene, seed=options.seed, frame_time=options.frame_time_ms / 1000.0, brain_settings=settings
+    )
+    logger.info("%s: no brain is sent to Python; running on its own.", scene.__name__)
+    stop = (lambda: academy.recordings_complete) if settings.demo_steps else None
+    try:
+        steps = academy.run(max_steps=settings.run_steps, stop=stop)
+    finally:
+        academy.close()
+    logger.info("%s: stopped after %d academy steps.", scene.__name__, steps)
+    return 0
+
+
+def _exchange_loop(
+    scene: type[Scene], spec: SceneSpec, stub: UnityToExternalStub, options: ClientOptions
+) -> int:
     name = scene.__name__
-    reply = stub.Exchange(initialization_message(spec, options.api_version))
+    reply = stub.Exchange(initialization_message(options.brains.visible_spec(spec), options.api_version))
     if reply.header.status != STATUS_OK:
         logger.info("%s: Python refused the initialization (status %d); quitting.", name, reply.header.status)
         return 0
     seed = reply.unity_input.rl_initialization_input.seed
     logger.info("%s: connected to Python on %s:%d (seed %d).", name, options.host, options.port, seed)
-    academy = Academy(scene, seed=seed, frame_time=options.frame_time_ms / 1000.0)
+    academy = Academy(
+        scene, seed=seed, frame_time=options.frame_time_ms / 1000.0, brain_settings=options.brains
+    )
+    try:
+        return _exchanges(academy, stub, options)
+    finally:
+        academy.close()
+
+
+def _exchanges(academy: Academy, stub: UnityToExternalStub, options: ClientOptions) -> int:
+    name = type(academy.scene).__name__
     brains = academy.brains
     reply = stub.Exchange(UnityMessage(header=Header(status=STATUS_OK)))
     faults = _Faults(options)

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .academy import Academy, AcademyInput, AcademyOutput, Command, DecisionBatch
+from .brains import BrainSettings
 from .loading import resolve_scene
 from .scene import BrainSpec, Scene
 
@@ -37,6 +38,9 @@ class LocalEnvironment:
     :param worker_id: kept for symmetry with UnityEnvironment; like a real build, the scene only
         sees the seed, so give workers different seeds to get different episodes.
     :param frame_time_ms: milliseconds slept per academy step (the builds' ``--frame-time-ms``).
+    :param brain_settings: brain types, broadcast and recordings (the builds' ``--brain-type``,
+        ``--broadcast``, ``--record-demo``); ``brains`` and the outputs then hold only the brains
+        Python would see. Call :meth:`close` to finish recordings.
     :raises KeyError: for an unregistered name.
     :raises ValueError: for a "module:Class" path that cannot be loaded.
     """
@@ -48,12 +52,24 @@ class LocalEnvironment:
         train_mode: bool = True,
         worker_id: int = 0,
         frame_time_ms: float = 0.0,
+        brain_settings: BrainSettings | None = None,
     ) -> None:
         scene_class = resolve_scene(scene)
         self.worker_id = worker_id
         self.train_mode = train_mode
-        self.academy = Academy(scene_class, seed=seed, frame_time=frame_time_ms / 1000.0)
-        self.brains: dict[str, BrainSpec] = dict(self.academy.brains)
+        if brain_settings is not None:
+            brain_settings.validate(scene_class, scene_class.spec())
+        self.academy = Academy(
+            scene_class, seed=seed, frame_time=frame_time_ms / 1000.0, brain_settings=brain_settings
+        )
+        visible = self.academy.brain_settings.visible_spec(self.academy.spec).brains
+        if not visible:
+            self.academy.close()
+            raise ValueError(
+                "No brain of this scene is external or broadcast, so Python would see nothing; "
+                "run it on its own with Academy.run instead."
+            )
+        self.brains: dict[str, BrainSpec] = {brain.name: brain for brain in visible}
         self._reset_parameters: dict[str, float] = dict(self.academy.spec.reset_parameters)
         self._global_done: bool | None = None
         self._closed = False
@@ -127,7 +143,9 @@ class LocalEnvironment:
         return self._advance(AcademyInput(command=Command.STEP, actions=actions))
 
     def close(self) -> None:
-        """Forget the scene (nothing runs in the background)."""
+        """Finish recordings and forget the scene (nothing runs in the background)."""
+        if not self._closed:
+            self.academy.close()
         self._closed = True
 
     def __enter__(self) -> LocalEnvironment:

@@ -46,13 +46,14 @@ The Academy API in detail (``agents`` = int64 indices, or a bool mask over all a
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .academy import Academy
+    from .academy import Academy, DecisionBatch
 
 SpaceType = Literal["discrete", "continuous"]
 
@@ -196,3 +197,25 @@ class Scene(ABC):
     def physics_step(self) -> None:
         """Advance the world by one fixed step of 0.02 s after all agents acted, then run
         the collision/trigger callbacks (rewards and done set here belong to this step)."""
+
+    # ------------------------------------------------------------------ brains acting in the build
+    def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
+        """The scripted decision of the ``heuristic`` brain type (a Unity Heuristic brain).
+
+        :param brain: the brain deciding.
+        :param agents: int64 indices of the deciding agents (the rows of ``batch``).
+        :param batch: what they report (observations, rewards, dones, masks).
+        :returns: float32 ``(len(agents), action_length)``.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no heuristic for brain '{brain}'.")
+
+    @classmethod
+    def has_heuristic(cls, brain: str) -> bool:
+        """True when :meth:`heuristic` decides for ``brain`` (default: the scene overrides it)."""
+        return cls.heuristic is not Scene.heuristic
+
+    @classmethod
+    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
+        """The ``player`` brain type's key table of ``brain``: key name -> (index, value), where
+        index is the action index (continuous) or the branch (discrete). None: no player brain."""
+        return None

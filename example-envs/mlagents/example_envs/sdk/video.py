@@ -1,5 +1,6 @@
-"""Episode videos: a scene run in this process, its agents acting from exported models (or
-at random), every few physics steps drawn (:mod:`.frames`) and written to MP4 or GIF with imageio.
+"""Episode videos: a scene run in this process, its agents acting from exported models (or the
+scene's heuristic, or at random), every few physics steps drawn (:mod:`.frames`) and written to
+MP4 or GIF with imageio.
 
 ``python -m mlagents.example_envs <Name> --record-video out.mp4 [--model BRAIN=PATH] [--episodes N]``
 (see :func:`video_main` for every option). ``imageio`` (and ``imageio-ffmpeg`` for MP4) are the
@@ -20,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .academy import DecisionBatch
+from .brains import BrainSettings, BrainSetupError, HeuristicController, controllers_for
 from .frames import even, frame_source
 from .local import LocalEnvironment
 from .scene import BrainSpec, Scene
@@ -169,6 +171,7 @@ def record_video(
 
     :param controllers: brain -> an object with ``decide(batch)`` (a BrainController), or a
         function building them from the scene instance; brains without one act at random.
+    :raises BrainSetupError: a controller cannot be made (a model of another brain).
     :raises VideoUnavailable: imageio is missing; :raises RenderingUnavailable: no offscreen OpenGL.
     """
     options = options or VideoOptions()
@@ -277,7 +280,8 @@ def video_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="BRAIN=PATH",
-        help="the brain acts from this exported .nn model (repeatable); other brains act at random",
+        help="the brain acts from this exported .nn model (repeatable); other brains act with the "
+        "scene's heuristic (or at random without one), or as --brain-type BRAIN=KIND says",
     )
     parser.add_argument(
         "--episodes", type=_positive, default=1, help="episodes of the first agent (default 1)"
@@ -296,32 +300,18 @@ def video_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def model_controllers(models: Sequence[str]) -> Callable[[Scene], dict[str, Any]]:
-    """``BRAIN=PATH`` values as a function building each brain's :class:`~.inference.ModelPolicy`.
-
-    :raises ValueError: a value without ``=``.
-    """
-    pairs = []
-    for text in models:
-        brain, equals, model_path = text.partition("=")
-        if not equals or not brain or not model_path:
-            raise ValueError(
-                f"--model takes BRAIN=PATH (e.g. 3DBallLearning=models/run-0/3DBallLearning.nn), not {text!r}."
-            )
-        pairs.append((brain, model_path))
+def settings_controllers(settings: BrainSettings) -> Callable[[Scene], dict[str, Any]]:
+    """A function building the controllers of a scene instance: the brain types of ``settings``
+    (``--model``, ``--brain-type``), and for every other brain the scene's heuristic when it has
+    one (else :class:`RandomController`, chosen by :func:`record_video`)."""
 
     def build(scene: Scene) -> dict[str, Any]:
-        from .inference import load_model_policy
-
         brains = scene.academy.brains
-        out = {}
-        for brain, model_path in pairs:
-            if brain not in brains:
-                raise ValueError(
-                    f"--model: {scene.academy.spec.academy_name} has no brain '{brain}'; its brains are: {', '.join(brains)}."
-                )
-            out[brain] = load_model_policy(model_path, brains[brain], seed=scene.academy.seed)
-        return out
+        controllers: dict[str, Any] = dict(controllers_for(scene, brains, settings))
+        for name, brain in brains.items():
+            if name not in controllers and type(scene).has_heuristic(name):
+                controllers[name] = HeuristicController(scene, brain)
+        return controllers
 
     return build
 
@@ -329,8 +319,15 @@ def model_controllers(models: Sequence[str]) -> Callable[[Scene], dict[str, Any]
 def video_main(scene: type[Scene], arguments: Sequence[str]) -> int:
     """``--record-video`` on an example's command line: record, print one summary line; returns
     the exit status (2 with a one-line message for bad options, a bad model or missing packages)."""
+    from .cli import brain_settings
+
     parser = video_parser()
     known, _unknown = parser.parse_known_args(list(arguments))
+    try:
+        settings = brain_settings(arguments, scene)
+    except BrainSetupError as error:
+        sys.stderr.write(f"{error}\n")
+        return 2
     width, height = known.video_size
     options = VideoOptions(
         episodes=known.episodes,
@@ -342,7 +339,7 @@ def video_main(scene: type[Scene], arguments: Sequence[str]) -> int:
     )
     started = time.monotonic()
     try:
-        result = record_video(scene, known.record_video, options, model_controllers(known.model))
+        result = record_video(scene, known.record_video, options, settings_controllers(settings))
     except (ImportError, ValueError, OSError, RuntimeError) as error:
         sys.stderr.write(f"{str(error).splitlines()[0] if str(error) else type(error).__name__}\n")
         return 2

@@ -8,7 +8,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from mlagents.example_envs.ball3d import Ball3D, Ball3DHard
+from mlagents.example_envs.ball3d import Ball3D, Ball3DHard, balance
 from mlagents.example_envs.ball3d_physics import (
     BallPlatformWorld,
     axis_angle_quaternions,
@@ -236,26 +236,6 @@ def test_fall_gives_minus_one_and_the_next_episode_starts_at_once() -> None:
         if finished.all():
             break
     assert finished.all(), "a platform tilted ~29 degrees must drop the ball"
-
-
-def balance(observations: np.ndarray, gain: float = 0.2) -> np.ndarray:
-    """PD controller: tilt toward the ball (lifting the side it is on) in proportion to its offset
-    and velocity; hold the platform level while the ball is still in the air (landing on a tilted
-    platform throws it sideways). Works on both brains: 3DBallHard's velocity is the difference
-    of the last two stacked frames over one decision (0.1 s)."""
-    frame = observations[:, -8:] if observations.shape[1] == 8 else observations[:, -5:]
-    tilt_z, tilt_x, offset = frame[:, 0], frame[:, 1], frame[:, 2:5]
-    if observations.shape[1] == 8:
-        velocity = frame[:, 5:8]
-    else:
-        velocity = (offset - observations[:, -8:-5]) / 0.1  # previous frame: columns -10..-5
-    airborne = offset[:, 1] > 0.7
-    goal_z = np.where(airborne, 0.0, gain * (offset[:, 0] + velocity[:, 0]))
-    goal_x = np.where(airborne, 0.0, -gain * (offset[:, 2] + velocity[:, 2]))
-    # One decision turns at most 10 degrees, i.e. ~0.087 in quaternion component.
-    return np.clip(np.stack([goal_z - tilt_z, goal_x - tilt_x], axis=1) / 0.0873, -1.0, 1.0).astype(
-        np.float32
-    )
 
 
 def random_actions(rng: np.random.Generator) -> np.ndarray:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections import deque
-
 import numpy as np
 import pytest
 
@@ -13,12 +11,13 @@ from mlagents.example_envs.gridworld import (
     PIT_COLOUR,
     GridRenderer,
     GridWorld,
+    read_board,
+    shortest_path_action,
 )
 from mlagents.example_envs.sdk.local import LocalEnvironment
 
 BRAIN = "GridWorldLearning"
 NOOP, UP, DOWN, LEFT, RIGHT = range(5)
-MOVES = {UP: (0, 1), DOWN: (0, -1), LEFT: (-1, 0), RIGHT: (1, 0)}
 
 
 def act(action: int) -> dict[str, np.ndarray]:
@@ -31,40 +30,6 @@ def set_board(env: LocalEnvironment, agent, goals=(), pits=()) -> None:  # type:
     scene.agent_cell = np.array(agent, dtype=np.int64)
     scene.goal_cells = np.array(goals, dtype=np.int64).reshape(-1, 2)
     scene.pit_cells = np.array(pits, dtype=np.int64).reshape(-1, 2)
-
-
-# ---------------------------------------------------------------- reading the picture
-def cells_of_colour(image: np.ndarray, colour: np.ndarray, grid_size: int = 5) -> set[tuple[int, int]]:
-    """Cells (x, z) whose pixels show ``colour`` (image right = +x, top row = largest z)."""
-    rows, cols = np.nonzero(np.all(image == colour, axis=-1))
-    cell = image.shape[0] / grid_size
-    return {(int((c + 0.5) // cell), grid_size - 1 - int((r + 0.5) // cell)) for r, c in zip(rows, cols)}
-
-
-def read_board(image: np.ndarray) -> tuple[tuple[int, int], set, set]:
-    agents = cells_of_colour(image, AGENT_COLOUR)
-    assert len(agents) == 1, f"the agent must be drawn in exactly one cell, found {agents}"
-    return agents.pop(), cells_of_colour(image, GOAL_COLOUR), cells_of_colour(image, PIT_COLOUR)
-
-
-def shortest_path_action(image: np.ndarray, grid_size: int = 5) -> int:
-    """First move of a shortest path to a goal that avoids pits (breadth-first search on the picture)."""
-    start, goals, pits = read_board(image)
-    parents: dict[tuple[int, int], tuple[tuple[int, int], int] | None] = {start: None}
-    queue = deque([start])
-    while queue:
-        cell = queue.popleft()
-        if cell in goals:
-            action = NOOP
-            while parents[cell] is not None:
-                cell, action = parents[cell]  # type: ignore[misc]
-            return action
-        for action, (dx, dz) in MOVES.items():
-            nxt = (cell[0] + dx, cell[1] + dz)
-            if 0 <= nxt[0] < grid_size and 0 <= nxt[1] < grid_size and nxt not in pits and nxt not in parents:
-                parents[nxt] = (cell, action)
-                queue.append(nxt)
-    return NOOP
 
 
 # ---------------------------------------------------------------- brain and image

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlagents.example_envs.hallway import Hallway, HallwayWorld
+from mlagents.example_envs.hallway import Hallway, HallwayWorld, shortest_path
 from mlagents.example_envs.sdk.local import LocalEnvironment
 
 BRAIN = "HallwayLearning"
@@ -22,24 +22,6 @@ def random_actions(rng: np.random.Generator) -> np.ndarray:
 def newest(batch) -> np.ndarray:
     """The newest of the three stacked 36-float frames."""
     return batch.vector_observations[:, -36:]
-
-
-def shortest_path(scene: Hallway) -> np.ndarray:
-    """Drive past the shown block on the side of the matching goal, then into that goal.
-    Turn toward the next waypoint while off by more than 9 degrees, otherwise go forward."""
-    pos, yaw = scene.world.agent_positions, scene.world.agent_yaws
-    orange_goal, red_goal = scene.goal_positions()
-    orange = (scene.selection == 0)[:, None]
-    goal = np.where(orange, orange_goal, red_goal)
-    block = np.where(orange, scene.orange_block, scene.red_block)
-    side = np.sign(goal[:, 0] - scene.origins[:, 0])
-    past_block = pos[:, 2] > block[:, 2] + 2.0
-    beside_block = np.stack([scene.origins[:, 0] + 7.0 * side, pos[:, 1], block[:, 2] + 3.0], axis=1)
-    waypoint = np.where(past_block[:, None], goal - [0.0, 0.0, 2.5], beside_block)
-    delta = waypoint - pos
-    error = (np.degrees(np.arctan2(delta[:, 0], delta[:, 2])) - yaw + 180.0) % 360.0 - 180.0
-    action = np.where(error > 9.0, 3, np.where(error < -9.0, 4, 1))
-    return action.astype(np.float32)[:, None]
 
 
 def test_brain_agents_and_engine_configuration() -> None:

@@ -7,9 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlagents.example_envs.push_block import PushBlock, PushBlockWorld
+from mlagents.example_envs.push_block import PushBlock, PushBlockWorld, goal_axes, push_toward_goal
 from mlagents.example_envs.sdk.local import LocalEnvironment
-from mlagents.example_envs.sdk.ray_perception import yaw_rotate
 
 BRAIN = "PushBlockLearning"
 BENCHMARK = 4.5
@@ -26,61 +25,6 @@ def random_actions(rng: np.random.Generator) -> np.ndarray:
 def newest(batch) -> np.ndarray:
     """The newest of the three stacked 70-float frames."""
     return batch.vector_observations[:, -70:]
-
-
-def goal_axes(world: PushBlockWorld) -> tuple[np.ndarray, np.ndarray]:
-    """Unit vectors toward the goal strip and across it, per area ``(n, 3)``."""
-    n = world.num_areas
-    toward = yaw_rotate(np.tile([0.0, 0.0, 1.0], (n, 1)), world.area_yaws)
-    across = yaw_rotate(np.tile([1.0, 0.0, 0.0], (n, 1)), world.area_yaws)
-    return toward, across
-
-
-_MOVES = np.array([0, 1, 2, 5, 6])  # no-op, forward, backward, strafe left, strafe right
-
-
-def push_toward_goal(scene: PushBlock) -> np.ndarray:
-    """Get behind the block (as seen from the goal), then push it straight at the goal.
-
-    The agent keeps its axes aligned with the goal strip (turning while off by more than
-    10 degrees) and picks the move whose outcome after the 5 repeated physics steps
-    (velocity changes of 2 m/s, drag factor 0.92 per step) and the coasting that follows
-    comes closest to the waypoint; while pushing, the move whose velocity comes closest to
-    a fast push toward the goal with a small sideways correction.
-    """
-    w = scene.world
-    n = w.num_areas
-    agent, block, velocity, yaw = w.agent_positions, w.block_positions, w.agent_velocities, w.agent_yaws
-    toward, across = goal_axes(w)
-    half = w.block_halves[:, 0]
-    s_agent, t_agent = (agent * toward).sum(1), (agent * across).sum(1)
-    s_block, t_block = (block * toward).sum(1), (block * across).sum(1)
-    behind = s_agent < s_block - (half + 0.6)
-    pushing = behind & (np.abs(t_agent - t_block) < half)
-    side = np.where(t_agent >= t_block, 1.0, -1.0)
-    in_lane = np.abs(t_agent - t_block) < half + 1.5
-    # waypoints: behind the block; else step out of its lane; else go back past it
-    s_target = np.where(behind, s_block - (half + 1.5), np.where(in_lane, s_agent, s_block - (half + 2.0)))
-    t_target = np.where(behind, t_block, np.where(in_lane, t_block + side * (half + 2.5), t_agent))
-    target = toward * s_target[:, None] + across * t_target[:, None]
-
-    theta = np.radians(yaw)
-    forward = np.stack([np.sin(theta), np.zeros(n), np.cos(theta)], 1)
-    right = np.stack([np.cos(theta), np.zeros(n), -np.sin(theta)], 1)
-    delta_v = 2.0 * np.stack([np.zeros((n, 3)), forward, -forward, -0.75 * right, 0.75 * right], 1)
-    moved = np.zeros(delta_v.shape)
-    v = np.repeat(velocity[:, None, :], 5, axis=1)
-    for _ in range(5):
-        v = (v + delta_v) * 0.92
-        moved = moved + v * 0.02
-    rest = moved + v * (0.02 * 0.92 / 0.08)
-    cost = (((agent - target)[:, None, :] + rest) ** 2).sum(-1)
-    push_velocity = toward * 12.0 + across * (2.0 * (t_block - t_agent))[:, None]
-    cost = np.where(pushing[:, None], ((v - push_velocity[:, None, :]) ** 2).sum(-1), cost)
-    action = _MOVES[np.argmin(cost, axis=1)]
-    misaligned = (yaw - w.area_yaws + 45.0) % 90.0 - 45.0
-    action = np.where((np.abs(misaligned) > 10.0) & ~pushing, np.where(misaligned > 0, 4, 3), action)
-    return action.astype(np.float32)[:, None]
 
 
 def test_brain_agents_reset_parameters_and_engine_configuration() -> None:

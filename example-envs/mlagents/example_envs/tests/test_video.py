@@ -54,7 +54,7 @@ def test_command_line_records_and_refuses_bad_options(tmp_path: Path) -> None:
         (["--record-video", "x.avi"], ".mp4 or .gif"),
         (["--record-video", "x.gif", "--model", "BasicLearning=none.nn"], "There is no model file none.nn"),
         (["--record-video", "x.gif", "--model", "Nobody=none.nn"], "has no brain 'Nobody'"),
-        (["--record-video", "x.gif", "--model", "BasicLearning"], "--model takes BRAIN=PATH"),
+        (["--record-video", "x.gif", "--model", "BasicLearning"], "--model takes BRAIN=VALUE"),
     ],
 )
 def test_bad_options_get_one_line(

@@ -16,22 +16,18 @@ from mlagents.example_envs.wall_jump import (
     JUMP_HEIGHT,
     OBSERVATION_SIZE,
     SMALL_BRAIN,
+    WALL_FRONT,
     WallJump,
+    jump_sequence,
 )
 from mlagents.example_envs.wall_jump_physics import WallJumpWorld
 
 CURRICULA = Path(__file__).resolve().parents[4] / "config" / "curricula" / "wall-jump"
 BRAINS = (SMALL_BRAIN, BIG_BRAIN)
 N = 24
-WALL_FRONT = physics.WALL_CENTER_XZ[1] - physics.WALL_HALF_XZ[1]  # z of the wall's near face
-GOAL_XZ = np.array([physics.GOAL_CENTER[0], physics.GOAL_CENTER[2]])
 DT = physics.TIMESTEP
 # Speed an agent sliding on the floor loses to friction per step: mu * 0.96 * g * dt (see below).
 FLOOR_FRICTION_DV = physics.FRICTION * physics.GRAVITY * (1 - physics.AGENT_DRAG * DT) * DT
-
-
-def wrap(angle: np.ndarray) -> np.ndarray:
-    return (angle + 180.0) % 360.0 - 180.0
 
 
 def area_index(env: LocalEnvironment, ids: np.ndarray) -> np.ndarray:
@@ -60,44 +56,6 @@ def scene_of(env: LocalEnvironment) -> WallJump:
 
 
 # ---------------------------------------------------------------- the jump sequence
-def jump_sequence(world: WallJumpWorld, areas: np.ndarray) -> np.ndarray:
-    """Scripted controller (reads the true state): run to the wall beside the block, jump about
-    2.5 m in front of it, then head for the goal. Big-wall episodes walk off the back edge so
-    that they end at once. Returns float32 ``(k, 4)`` actions."""
-    position, yaw, velocity = (
-        world.agent_positions(areas),
-        world.agent_yaws(areas),
-        world.agent_velocities(areas),
-    )
-    block, heights = world.block_positions(areas), world.wall_heights[areas]
-    actions = np.zeros((areas.size, 4), dtype=np.float32)
-    for i in range(areas.size):
-        x, y, z = position[i]
-        big = heights[i] > 5.0
-        if big:
-            target = np.array([x, -20.0])
-        elif z < WALL_FRONT + 0.5 and y < 1.6:
-            # cross the wall in front of the goal, or at the first lane the block leaves free
-            for lane in (GOAL_XZ[0], 4.0, 8.5, 1.0, -2.0, -5.0, -8.0):
-                path = np.linspace([x, z], [lane, WALL_FRONT - 2.0], 20)
-                if not np.any(np.all(np.abs(path - block[i, 0::2]) < 2.3, axis=1)):
-                    break
-            target = np.array([lane, WALL_FRONT - 2.0]) if z < WALL_FRONT - 2.5 else np.array([x, 0.0])
-        else:
-            target = GOAL_XZ
-        error = wrap(np.degrees(np.arctan2(target[0] - x, target[1] - z)) - yaw[i])
-        if error > 12.0:
-            actions[i, 1] = 2
-        elif error < -12.0:
-            actions[i, 1] = 1
-        if abs(error) < 40.0 and np.hypot(velocity[i, 0], velocity[i, 2]) < 8.0:
-            actions[i, 0] = 1
-        to_wall = WALL_FRONT - (z + 0.5)
-        if not big and heights[i] > 0.5 and -0.3 < to_wall < 2.5 and abs(wrap(yaw[i])) < 60.0:
-            actions[i, 3] = 1
-    return actions
-
-
 def episode_returns(policy: str, decisions: int, seed: int = 0) -> dict[str, list[float]]:
     """Returns of the episodes that ended within ``decisions`` decisions, per brain (like the
     trainers count them: an episode's return goes to the brain that reported its done)."""

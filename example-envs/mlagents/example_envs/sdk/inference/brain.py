@@ -7,6 +7,7 @@ that a missing file or a model of another brain stops the build at once with one
 
 from __future__ import annotations
 
+from ..brains import BrainSetupError
 from ..scene import BrainSpec, Scene
 from .nn_file import ModelFormatError
 from .policy import ModelMismatchError, ModelPolicy, load_model_policy
@@ -17,7 +18,7 @@ __all__ = ["INFERENCE", "InferenceSetupError", "inference_check", "inference_fac
 INFERENCE = "inference"
 
 
-class InferenceSetupError(ValueError):
+class InferenceSetupError(BrainSetupError):
     """The model of an inference brain cannot be used (one-line message)."""
 
 

@@ -1,0 +1,93 @@
+"""The expert demonstrations shipped in ``demos/``: which example, brain and heuristic each comes from.
+
+Each ``demos/<name>.demo`` is recorded by ``tools/record_demos.py``: the example runs in training
+mode with every brain on its heuristic (the ``heuristic`` brain type), and the recorder writes
+the chosen brain's decisions until the file holds ``steps`` of them.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from .sdk.academy import Academy
+from .sdk.brains import BrainSettings
+from .sdk.catalogue import find_scene
+
+
+@dataclass(frozen=True)
+class ExpertDemo:
+    """One shipped demonstration.
+
+    :ivar name: the file name without ``.demo`` (at most 16 characters, as Unity names them).
+    :ivar scene: the example's catalogue name.
+    :ivar brain: the recorded brain.
+    :ivar steps: decisions recorded.
+    :ivar observation_heuristic: True when the heuristic is a function of the recorded observation
+        alone (so the actions in the file can be recomputed from it).
+    """
+
+    name: str
+    scene: str
+    brain: str
+    steps: int
+    observation_heuristic: bool
+
+
+EXPERT_DEMOS: tuple[ExpertDemo, ...] = (
+    ExpertDemo("ExpertBasic", "Basic", "BasicLearning", 3000, True),
+    ExpertDemo("Expert3DBall", "3DBall", "3DBallLearning", 3000, True),
+    ExpertDemo("Expert3DBallHard", "3DBallHard", "3DBallHardLearning", 3000, True),
+    ExpertDemo("ExpertGrid", "GridWorld", "GridWorldLearning", 2000, True),
+    ExpertDemo("ExpertHallway", "Hallway", "HallwayLearning", 3000, False),
+    ExpertDemo("ExpertPush", "PushBlock", "PushBlockLearning", 3000, False),
+    # Only the small-wall brain: the big-wall heuristic walks off the platform to end its episodes.
+    ExpertDemo("ExpertWallJump", "WallJump", "SmallWallJumpLearning", 1500, False),
+    ExpertDemo("ExpertBouncer", "Bouncer", "BouncerLearning", 3000, True),
+    ExpertDemo("ExpertReacher", "Reacher", "ReacherLearning", 3000, True),
+    ExpertDemo("ExpertTennis", "Tennis", "TennisLearning", 3000, True),
+    ExpertDemo("ExpertFood", "FoodCollector", "BananaLearning", 2000, False),
+    ExpertDemo("ExpertPyramid", "Pyramids", "PyramidsLearning", 2000, False),
+    ExpertDemo("ExpertSoccerStri", "SoccerTwos", "StrikerLearning", 2000, False),
+    ExpertDemo("ExpertSoccerGoal", "SoccerTwos", "GoalieLearning", 2000, False),
+)
+
+#: Academy steps after which a recording gives up (a heuristic that never lets its agents decide).
+MAX_ACADEMY_STEPS = 200_000
+
+
+def record_scene(scene_name: str, demos: list[ExpertDemo], folder: str, seed: int = 0) -> list[str]:
+    """Run ``scene_name`` with heuristic brains and record ``demos`` (all of that scene) into
+    ``folder``, replacing files of the same name. Returns the paths written.
+
+    :raises RuntimeError: the recordings did not fill up within :data:`MAX_ACADEMY_STEPS` steps.
+    """
+    scene = find_scene(scene_name)
+    spec = scene.spec()
+    os.makedirs(folder, exist_ok=True)
+    for demo in demos:
+        path = os.path.join(folder, demo.name + ".demo")
+        if os.path.exists(path):
+            os.remove(path)
+    settings = BrainSettings(
+        kinds={brain.name: ("heuristic", None) for brain in spec.brains},
+        record={demo.brain: demo.name for demo in demos},
+        demo_folder=folder,
+        demo_steps=max(demo.steps for demo in demos),
+    )
+    settings.validate(scene, spec)
+    academy = Academy(scene, seed=seed, brain_settings=settings)
+    # Each recorder stops at its own step count.
+    for demo in demos:
+        recorder = academy.recorder_of(demo.brain)
+        assert recorder is not None
+        recorder.max_steps = demo.steps
+    try:
+        academy.run(max_steps=MAX_ACADEMY_STEPS, stop=lambda: academy.recordings_complete, train_mode=True)
+        if not academy.recordings_complete:
+            raise RuntimeError(
+                f"{scene_name}: the recordings were not complete after {MAX_ACADEMY_STEPS} steps."
+            )
+    finally:
+        academy.close()
+    return [os.path.join(folder, demo.name + ".demo") for demo in demos]

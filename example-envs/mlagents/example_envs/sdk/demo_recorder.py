@@ -1,0 +1,216 @@
+"""The demonstration recorder: one brain's agents' decisions written to ``<name>.demo``.
+
+The file has the layout Unity ML-Agents 0.8 and 0.9 write (demonstration API version 1), so that
+``mlagents.trainers.demo_loader`` (and the original's loader) read it:
+
+* byte 0: varint length + ``DemonstrationMetaProto`` (written with zero counts when the file is
+  created, rewritten with the final counts by :meth:`DemonstrationRecorder.close`), zero bytes up
+  to byte 32;
+* byte 33: varint length + ``BrainParametersProto`` of the recorded brain (``is_training`` false);
+* one varint length + ``AgentInfoProto`` per recorded decision, exactly as sent on the wire
+  (observations, visual observations as PNG, the action stored at the previous decision, reward,
+  done, max-step flag, memories, action mask);
+* after closing, a raw copy of the final meta message (as Unity leaves one; readers stop after
+  ``number_steps`` records).
+
+A Unity recorder follows one agent; a loader turns consecutive records into (observation, action
+taken) pairs. To keep that true with many agents, the recorder keeps each agent's current episode
+in memory and appends it to the file when the episode ends, so an agent's steps are contiguous.
+Episodes still running when the recorder closes are appended then, one agent after the other
+(with one agent, the file is exactly what Unity writes). Only where one agent's steps end and
+another's begin (after a done, or between two unfinished episodes) does a pair mix two agents.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from typing import BinaryIO
+
+import numpy as np
+
+from mlagents.envs.communicator_objects import DemonstrationMetaProto
+
+from .academy import DecisionBatch
+from .scene import BrainSpec
+from .wire import agent_info_protos, brain_parameters_proto
+
+logger = logging.getLogger("mlagents.example_envs")
+
+#: ``DemonstrationMetaProto.api_version`` of the files written here.
+DEMONSTRATION_API_VERSION = 1
+#: Bytes reserved at the start of the file for the delimited meta message.
+META_DATA_BYTES = 32
+#: Longest demonstration name kept (Unity truncates the sanitised name to 16 characters).
+MAX_NAME_LENGTH = 16
+DEMO_EXTENSION = ".demo"
+
+_NOT_ALLOWED = re.compile(r"[^a-zA-Z0-9 \-]")
+
+
+def varint(value: int) -> bytes:
+    """``value`` (>= 0) as a base-128 varint (the framing of protobuf's ``WriteDelimitedTo``)."""
+    out = bytearray()
+    while True:
+        low = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(low | 0x80)
+        else:
+            out.append(low)
+            return bytes(out)
+
+
+def sanitize_demonstration_name(name: str) -> str:
+    """Unity's rule: keep letters, digits, spaces and hyphens, then at most 16 characters.
+
+    :raises ValueError: nothing is left of ``name``.
+    """
+    cleaned = _NOT_ALLOWED.sub("", name)[:MAX_NAME_LENGTH]
+    if not cleaned:
+        raise ValueError(
+            f"The demonstration name {name!r} has no letters, digits, spaces or hyphens; choose another name."
+        )
+    return cleaned
+
+
+def demonstration_path(folder: str, name: str) -> str:
+    """``<folder>/<name>.demo``, or ``<name>_0.demo``, ``<name>_1.demo``, ... if that file exists."""
+    candidate = os.path.join(folder, name + DEMO_EXTENSION)
+    number = 0
+    while os.path.exists(candidate):
+        candidate = os.path.join(folder, f"{name}_{number}{DEMO_EXTENSION}")
+        number += 1
+    return candidate
+
+
+class DemonstrationRecorder:
+    """Records the decisions of one brain's agents to a new ``.demo`` file.
+
+    :param brain: the recorded brain.
+    :param name: the demonstration name (sanitised like Unity: ``[a-zA-Z0-9 -]``, 16 characters).
+    :param folder: where the file goes (created if missing).
+    :param max_steps: stop recording once this many decisions are written (0 = no limit).
+    :ivar path: the file being written.
+    """
+
+    def __init__(self, brain: BrainSpec, name: str, folder: str = ".", max_steps: int = 0) -> None:
+        self.brain = brain
+        self.name = sanitize_demonstration_name(name)
+        self.max_steps = int(max_steps)
+        os.makedirs(folder, exist_ok=True)
+        self.path = demonstration_path(folder, self.name)
+        self.number_steps = 0
+        self.number_episodes = 0
+        self.cumulative_reward = 0.0
+        self._episodes: dict[int, list[bytes]] = {}
+        self._buffered = 0
+        self._episode_rewards: dict[int, float] = {}
+        # Open for the recorder's lifetime; close() (or the context manager) closes it.
+        self._file: BinaryIO | None = open(self.path, "wb")  # noqa: SIM115
+        self._write_meta(self._meta(0, 0, 0.0))
+        self._file.seek(META_DATA_BYTES + 1)
+        parameters = brain_parameters_proto(brain)
+        parameters.is_training = False
+        self._write_delimited(parameters.SerializeToString())
+
+    @property
+    def full(self) -> bool:
+        """True once ``max_steps`` decisions are recorded (further batches are ignored)."""
+        return 0 < self.max_steps <= self.number_steps + self._buffered
+
+    @property
+    def closed(self) -> bool:
+        return self._file is None
+
+    def record(self, batch: DecisionBatch) -> None:
+        """Record the decisions of one exchange point of the brain (the batch sent for it)."""
+        if self._file is None or self.full or len(batch.agents) == 0:
+            return
+        infos = agent_info_protos(batch)
+        rewards = batch.rewards.tolist()
+        for agent, info, reward, done in zip(
+            batch.agents.tolist(), infos, rewards, batch.local_done.tolist()
+        ):
+            self._episodes.setdefault(agent, []).append(info.SerializeToString())
+            self._buffered += 1
+            self._episode_rewards[agent] = self._episode_rewards.get(agent, 0.0) + reward
+            if done:
+                self._write_episode(agent, finished=True)
+            if self.full:
+                return
+
+    def close(self) -> None:
+        """Write the final meta (steps, episodes, mean reward) and close the file. Idempotent."""
+        if self._file is None:
+            return
+        for agent in list(self._episodes):
+            self._write_episode(agent, finished=False)
+        meta = self._final_meta()
+        # Unity writes the meta at the end of the file before it rewrites the header; readers
+        # stop after number_steps records and never parse this copy.
+        self._file.seek(0, os.SEEK_END)
+        self._file.write(meta)
+        self._write_meta(meta)
+        self._file.close()
+        self._file = None
+        logger.info(
+            "Demonstration %s: %d steps, %d episodes written to %s.",
+            self.name,
+            self.number_steps,
+            self.number_episodes,
+            self.path,
+        )
+
+    def __enter__(self) -> DemonstrationRecorder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ internals
+    def _write_episode(self, agent: int, finished: bool) -> None:
+        """Append the agent's buffered steps (its episode, ``finished`` with a done)."""
+        assert self._file is not None
+        steps = self._episodes.pop(agent, [])
+        self._buffered -= len(steps)
+        reward = self._episode_rewards.pop(agent, 0.0)
+        if self.max_steps:
+            steps = steps[: self.max_steps - self.number_steps]
+        widest = self._meta(self.number_steps + len(steps), self.number_episodes + 2, -1.0)
+        if len(varint(len(widest))) + len(widest) > META_DATA_BYTES + 1:
+            # The header has a fixed size: stop before the counts stop fitting in it.
+            logger.warning("Demonstration %s: the header is full; recording stops here.", self.name)
+            self.max_steps = self.number_steps
+            return
+        self._file.seek(0, os.SEEK_END)
+        for raw in steps:
+            self._write_delimited(raw)
+        self.number_steps += len(steps)
+        self.number_episodes += int(finished)
+        self.cumulative_reward += float(np.float32(reward))
+
+    def _meta(self, steps: int, episodes: int, mean_reward: float) -> bytes:
+        """The serialized meta message with these counts."""
+        return DemonstrationMetaProto(
+            api_version=DEMONSTRATION_API_VERSION,
+            demonstration_name=self.name,
+            number_steps=steps,
+            number_episodes=episodes,
+            mean_reward=mean_reward,
+        ).SerializeToString()
+
+    def _final_meta(self) -> bytes:
+        # Unity counts one episode more than the recorded dones (the one running at close).
+        episodes = self.number_episodes + 1
+        return self._meta(self.number_steps, episodes, self.cumulative_reward / episodes)
+
+    def _write_meta(self, meta: bytes) -> None:
+        assert self._file is not None
+        self._file.seek(0)
+        self._file.write(varint(len(meta)) + meta)
+
+    def _write_delimited(self, raw: bytes) -> None:
+        assert self._file is not None
+        self._file.write(varint(len(raw)) + raw)
