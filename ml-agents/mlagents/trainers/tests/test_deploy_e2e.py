@@ -2,6 +2,7 @@
 checkpoints (--video-freq), and run by the build's inference brain."""
 
 import math
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -120,3 +121,46 @@ def within_noise(a: list[float], b: list[float]) -> bool:
     samples that happen to have almost no spread)."""
     error = math.sqrt(np.var(a, ddof=1) / len(a) + np.var(b, ddof=1) / len(b))
     return abs(float(np.mean(a)) - float(np.mean(b))) < 4.0 * error + 0.05
+
+
+def test_the_build_runs_the_model_as_python_does(trained, free_port_range):
+    """The exported model acting inside the build (``--model``, its brain broadcast so that Python
+    sees the rewards) earns what the trained policy earns acting through Python."""
+    cwd, _ = trained
+    port = free_port_range(2)
+    through_python = python_policy_rewards(cwd, port)
+    model = cwd / "models" / "basic-0" / "BasicLearning.nn"
+    env = UnityEnvironment(
+        str(BASIC),
+        worker_id=0,
+        base_port=port + 1,
+        seed=11,
+        no_graphics=True,
+        args=["--model", f"BasicLearning={model}", "--broadcast", "BasicLearning"],
+    )
+    try:
+        assert env.external_brain_names == []
+        in_build = episode_rewards(env, "BasicLearning", None)
+    finally:
+        env.close()
+    assert_nothing_left([port, port + 1])
+    # A random policy averages far below (about 0.1 to 0.3); the trained one about 0.9.
+    assert np.mean(through_python) > 0.6, through_python
+    assert within_noise(through_python, in_build), (through_python, in_build)
+
+
+def test_a_model_of_another_brain_is_refused_by_the_build(trained):
+    cwd, _ = trained
+    model = cwd / "models" / "basic-0" / "BasicLearning.nn"
+    ball = REPO / "example-envs" / "builds" / "3DBall.x86_64"
+    done = subprocess.run(
+        [str(ball), "--model", f"3DBallLearning={model}", "--run-steps", "10"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"The model {model} does not fit brain '3DBallLearning': the model has discrete actions, "
+        "the brain continuous actions."
+    )
