@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -10,30 +11,54 @@ import numpy as np
 import pytest
 
 from mlagents.example_envs import registry, video_views  # noqa: F401  (views of the examples)
-from mlagents.example_envs.sdk.video import VideoOptions, record_video
 
 imageio = pytest.importorskip("imageio.v2")
 
 SIZE = (96, 64)
+
+# The recordings run in a child process: MuJoCo's OpenGL (Mesa) and TensorFlow cannot share a
+# process (each brings its own LLVM; the second to load crashes), and other tests of the same
+# pytest session load TensorFlow.
+RECORD_ALL = """
+import json, sys
+from mlagents.example_envs import registry, video_views
+from mlagents.example_envs.sdk.video import VideoOptions, record_video
+folder, width, height = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+frames = {}
+for name in sorted(registry.SCENES):
+    path = f"{folder}/{name}.{'mp4' if name in ('3DBall', 'GridWorld') else 'gif'}"
+    options = VideoOptions(episodes=1, max_episode_steps=24, width=width, height=height, frame_skip=2, seed=3)
+    frames[name] = [path, record_video(name, path, options).frames]
+print(json.dumps(frames))
+"""
 
 
 def decode(path: Path) -> np.ndarray:
     return np.stack([np.asarray(frame)[..., :3] for frame in imageio.mimread(str(path), memtest=False)])
 
 
-@pytest.mark.parametrize("name", sorted(registry.SCENES))
-def test_every_example_records_a_video(tmp_path: Path, name: str) -> None:
-    path = tmp_path / f"{name}.{'mp4' if name in ('3DBall', 'GridWorld') else 'gif'}"
-    options = VideoOptions(
-        episodes=1, max_episode_steps=40, width=SIZE[0], height=SIZE[1], frame_skip=2, seed=3
+@pytest.fixture(scope="module")
+def recordings(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, int]]:
+    folder = tmp_path_factory.mktemp("videos")
+    done = subprocess.run(
+        [sys.executable, "-c", RECORD_ALL, str(folder), str(SIZE[0]), str(SIZE[1])],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
-    result = record_video(name, str(path), options)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return {name: (Path(path), frames) for name, (path, frames) in json.loads(done.stdout).items()}
+
+
+@pytest.mark.parametrize("name", sorted(registry.SCENES))
+def test_every_example_records_a_video(recordings: dict[str, tuple[Path, int]], name: str) -> None:
+    path, written = recordings[name]
     frames = decode(path)
-    assert result.frames >= 6
+    assert written >= 6
     if path.suffix == ".mp4":
-        assert len(frames) == result.frames
+        assert len(frames) == written
     else:  # a GIF stores a run of identical frames once, shown longer
-        assert 2 <= len(frames) <= result.frames
+        assert 2 <= len(frames) <= written
     assert frames.shape[1:] == (SIZE[1], SIZE[0], 3)
     assert frames.std() > 1.0, "a blank video"
     changes = [np.abs(frames[i].astype(int) - frames[i - 1].astype(int)).sum() for i in range(1, len(frames))]

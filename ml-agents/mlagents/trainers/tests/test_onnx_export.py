@@ -130,9 +130,10 @@ def test_continuous_policy(make_policy):
     ]
 
 
-@pytest.mark.parametrize("encoder", ["simple", "nature_cnn", "resnet"])
+@pytest.mark.parametrize("encoder", ["simple", "resnet"])
 def test_visual_policy(make_policy, encoder):
-    size = {"simple": 24, "nature_cnn": 36, "resnet": 20}[encoder]
+    # nature_cnn differs from simple only in its layer sizes (the .nn tests run it)
+    size = {"simple": 24, "resnet": 20}[encoder]
     b = brain("Visual", 3, [2], "continuous", cameras=[(size, size, True), (size, size + 4, False)])
     sess = check(make_policy(b, vis_encode_type=encoder, num_layers=1), np.random.default_rng(8), n=3)
     inputs = {i.name: i.shape for i in sess.get_inputs()}
