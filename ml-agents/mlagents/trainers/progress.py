@@ -9,6 +9,7 @@ is drawn and the output is exactly what it is without this module.
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import sys
@@ -25,6 +26,18 @@ class _Counted(Protocol):
 
     @property
     def get_max_steps(self) -> float: ...
+
+
+#: Size assumed for a terminal that reports none (tqdm draws nothing in a 0 x 0 terminal).
+FALLBACK_COLUMNS = 100
+FALLBACK_ROWS = 24
+
+
+def _columns(stream: IO[str]) -> int:
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, ValueError, OSError, io.UnsupportedOperation):
+        return 0
 
 
 def _wants_progress(stream: IO[str]) -> bool:
@@ -52,6 +65,7 @@ class ProgressLine:
         from tqdm import tqdm
         from tqdm.contrib.logging import logging_redirect_tqdm
 
+        sized = _columns(self.stream) > 0
         self._bar = self._stack.enter_context(
             tqdm(
                 total=self.total,
@@ -59,7 +73,10 @@ class ProgressLine:
                 desc=self.run_id,
                 unit=" steps",
                 file=self.stream,
-                dynamic_ncols=True,
+                # A terminal that reports no size (some pseudo-terminals) gets a fixed width.
+                dynamic_ncols=sized,
+                ncols=None if sized else FALLBACK_COLUMNS,
+                nrows=None if sized else FALLBACK_ROWS,
                 mininterval=0.5,
                 smoothing=0.05,
                 bar_format="{desc}: {n_fmt}/{total_fmt}{unit} |{bar}| {rate_fmt} {remaining} left",
