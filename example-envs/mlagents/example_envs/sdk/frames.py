@@ -6,8 +6,8 @@
 1. the scene's own ``draw_frame(width, height)`` method, when it has one;
 2. a MuJoCo scene (one whose attributes, or its attributes' attributes, hold an ``MjModel`` and its
    ``MjData``): MuJoCo's offscreen renderer (:mod:`.rendering`, headless through EGL) from a free
-   camera, placed by the :class:`View` registered for the scene's class name
-   (:func:`register_view`) or else looking at the whole model;
+   camera, placed by the :class:`View` registered for the scene's class name or a base class's
+   (:func:`register_view`), or else looking at the whole model;
 3. a scene with cameras: the first agent's first camera image, scaled up;
 4. otherwise a chart of the first agents' vector observations (one row per agent, one column per
    value; what the agents perceive, for scenes without any picture).
@@ -89,7 +89,8 @@ def _mujoco_source(scene: Scene, model: Any, data: Any, width: int, height: int)
     renderer = OffscreenRenderer(model, width, height, shadows=False)
     camera = mujoco.MjvCamera()
     camera.type = mujoco.mjtCamera.mjCAMERA_FREE
-    view = _VIEWS.get(type(scene).__name__)
+    # The view of the scene's class, or of the class it extends (a visual variant of an example).
+    view = next((_VIEWS[c.__name__] for c in type(scene).__mro__ if c.__name__ in _VIEWS), None)
     if view is None:
         center = model.stat.center
         view = View((float(center[0]), float(center[1]), float(center[2])), 1.6 * float(model.stat.extent))
