@@ -18,6 +18,14 @@ is a one-core figure. Usage::
     python benchmarks/env_speed.py                    # every example, 5 s each
     python benchmarks/env_speed.py 3DBall GridWorld --seconds 10
     python benchmarks/env_speed.py 3DBall --profile   # plus the top functions by own time
+    python benchmarks/env_speed.py Pyramids-standing  # Pyramids with every brick pyramid standing
+
+For the examples with cameras (the Visual* ones) a second table gives the cost of one rendered
+camera frame: the time of the scene's ``render`` hook (moving the view model to the scene's
+state and drawing) per image it returned.
+
+Variants (not in the registry): ``Pyramids-standing`` presses every switch right after the reset,
+so that all 16 brick pyramids stand (and rest) while the random agents move about.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ import importlib  # noqa: E402
 import pstats  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -67,6 +76,13 @@ class SpeedResult:
     cpu_seconds: float  # CPU time of this process (what one core delivered)
     scene_seconds: float
     action_seconds: float
+    frames: int = 0  # camera images the scene rendered
+    render_seconds: float = 0.0  # CPU time in the scene's render hook
+
+    @property
+    def ms_per_frame(self) -> float:
+        """CPU milliseconds of the render hook per camera image."""
+        return 1000.0 * self.render_seconds / self.frames if self.frames else float("nan")
 
     @property
     def agent_steps_per_second(self) -> float:
@@ -127,13 +143,49 @@ def _time_scene_hooks(scene: Scene, spent: list[float]) -> None:
         setattr(scene, hook, timed)
 
 
+def _raise_every_pyramid(env: LocalEnvironment) -> None:
+    """Pyramids: press every switch, so that every area's brick pyramid stands."""
+    scene = env.academy.scene
+    for area, pyramid in enumerate(scene.pyramids):  # type: ignore[attr-defined]
+        scene.switch_on[area] = True  # type: ignore[attr-defined]
+        pyramid.spawn(scene.brick_roots[area] - scene.origins[area])  # type: ignore[attr-defined]
+
+
+#: variant name -> (registry name, setup after the reset, warm-up decisions)
+VARIANTS: dict[str, tuple[str, Callable[[LocalEnvironment], None], int]] = {
+    # 60 decisions: the piles drop onto the floor and come to rest first
+    "Pyramids-standing": ("Pyramids", _raise_every_pyramid, 60),
+}
+
+
+def _count_frames(scene: Scene, counts: list[float]) -> None:
+    """Wrap the scene's render hook: counts[0] += images returned, counts[1] += CPU seconds spent
+    (of this process, OpenGL's software rasteriser threads included)."""
+    original = scene.render
+
+    def render(agents: np.ndarray, camera: int) -> np.ndarray:
+        start = time.process_time()
+        images = original(agents, camera)
+        counts[1] += time.process_time() - start
+        counts[0] += len(images)
+        return images
+
+    scene.render = render  # type: ignore[method-assign]
+
+
 def measure(name: str, seconds: float, split_time: bool = True, seed: int = 0) -> SpeedResult:
-    """Run ``name`` with random actions for about ``seconds`` (after a short warm-up)."""
-    env = LocalEnvironment(name, seed=seed)
+    """Run ``name`` (a registry name or a variant) with random actions for about ``seconds``
+    (after a short warm-up)."""
+    scene_name, setup, warm_up = VARIANTS.get(name, (name, None, 20))
+    env = LocalEnvironment(scene_name, seed=seed)
     policy = RandomPolicy(env.brains, seed)
     batches = env.reset()
-    for _ in range(20):  # warm-up: first-call costs, caches
+    if setup is not None:
+        setup(env)
+    for _ in range(warm_up):  # warm-up: first-call costs, caches
         batches = env.step(policy(batches))
+    counted = [0.0, 0.0]
+    _count_frames(env.academy.scene, counted)
     spent = [0.0]
     if split_time:
         _time_scene_hooks(env.academy.scene, spent)
@@ -165,12 +217,14 @@ def measure(name: str, seconds: float, split_time: bool = True, seed: int = 0) -
         cpu_seconds=cpu,
         scene_seconds=spent[0] if split_time else float("nan"),
         action_seconds=action_seconds,
+        frames=int(counted[0]),
+        render_seconds=counted[1],
     )
 
 
 def importable(name: str) -> str | None:
     """None when the scene's module imports, else the reason it does not."""
-    module = SCENES[name].split(":")[0]
+    module = SCENES[VARIANTS[name][0] if name in VARIANTS else name].split(":")[0]
     try:
         importlib.import_module(module)
     except ImportError as error:
@@ -189,14 +243,14 @@ def pin_to_one_cpu() -> int | None:
 
 def print_table(results: list[SpeedResult]) -> None:
     header = (
-        f"{'environment':<12} {'agents':>6} {'agent-steps/s':>14} {'(wall clock)':>13} {'academy steps/s':>16}"
+        f"{'environment':<20} {'agents':>6} {'agent-steps/s':>14} {'(wall clock)':>13} {'academy steps/s':>16}"
         f" {'decisions/s':>12} {'scene %':>8} {'engine %':>9} {'actions %':>10}"
     )
     print(header)
     print("-" * len(header))
     for r in results:
         print(
-            f"{r.name:<12} {r.agents:>6} {r.agent_steps_per_cpu_second:>14,.0f} {r.agent_steps_per_second:>13,.0f}"
+            f"{r.name:<20} {r.agents:>6} {r.agent_steps_per_cpu_second:>14,.0f} {r.agent_steps_per_second:>13,.0f}"
             f" {r.academy_steps / r.cpu_seconds:>16,.0f} {r.decisions / r.cpu_seconds:>12,.0f}"
             f" {100 * r.scene_seconds / r.seconds:>8.1f}"
             f" {100 * r.engine_seconds / r.seconds:>9.1f} {100 * r.action_seconds / r.seconds:>10.1f}"
@@ -206,6 +260,17 @@ def print_table(results: list[SpeedResult]) -> None:
         "second (lower when other processes shared the core). Shares of the elapsed time: scene = the\n"
         "scene's hooks (simulation), engine = Academy + LocalEnvironment, actions = drawing random actions."
     )
+    rendered = [r for r in results if r.frames]
+    if rendered:
+        print(f"\n{'environment':<20} {'camera frames':>14} {'CPU ms per frame':>17} {'share of CPU':>13}")
+        for r in rendered:
+            print(
+                f"{r.name:<20} {r.frames:>14,} {r.ms_per_frame:>17.2f} {100 * r.render_seconds / r.cpu_seconds:>12.1f}%"
+            )
+        print(
+            "CPU ms per frame: the scene's render hook (view model moved to the state, offscreen OpenGL\n"
+            "draw, read-back) per camera image, in CPU time of this process."
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -220,16 +285,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="also print the top functions by own time")
     args = parser.parse_args(argv)
 
-    unknown = [name for name in args.envs if name not in SCENES]
+    unknown = [name for name in args.envs if name not in SCENES and name not in VARIANTS]
     if unknown:
-        parser.error(f"unknown example(s) {unknown}; known: {sorted(SCENES)}")
+        parser.error(f"unknown example(s) {unknown}; known: {sorted(SCENES) + sorted(VARIANTS)}")
     cpu = None if args.no_pin else pin_to_one_cpu()
     print(
         f"one core: {'CPU ' + str(cpu) if cpu is not None else 'not pinned'}; {args.seconds:g} s per environment"
     )
 
     results = []
-    for name in args.envs or list(SCENES):
+    for name in args.envs or list(SCENES) + list(VARIANTS):
         reason = importable(name)
         if reason is not None:
             print(f"{name}: skipped, its module does not import ({reason})")

@@ -122,25 +122,31 @@ def agent_height(scale: np.ndarray | float) -> np.ndarray:
 
 
 class FoodWorld:
-    """The physics of the four areas in one planar MuJoCo model (Unity frame in and out).
+    """The physics of the areas (four in FoodCollector) in one planar MuJoCo model (Unity frame
+    in and out).
 
-    Bodies: the 20 agents (area-major), then the 200 food boxes (area-major, good before
+    Bodies: the agents (area-major), then the 50 food boxes of each area (area-major, good before
     bad). Each has two slides (Unity x, z); its yaw lives on a jointless child frame.
     """
 
-    def __init__(self) -> None:
-        self.origins = area_origins(NUM_AREAS, AREA_SPACING)
-        self.agent_area = np.repeat(np.arange(NUM_AREAS), AGENTS_PER_AREA)
-        self.food_area = np.repeat(np.arange(NUM_AREAS), FOOD_PER_AREA)
-        self.food_good = np.tile(np.arange(FOOD_PER_AREA) < GOOD_PER_AREA, NUM_AREAS)
+    def __init__(self, num_areas: int = NUM_AREAS, agents_per_area: int = AGENTS_PER_AREA) -> None:
+        self.num_areas = num_areas
+        self.num_agents = num_areas * agents_per_area
+        self.origins = area_origins(num_areas, AREA_SPACING)
+        self.agent_area = np.repeat(np.arange(num_areas), agents_per_area)
+        self.food_area = np.repeat(np.arange(num_areas), FOOD_PER_AREA)
+        self.food_good = np.tile(np.arange(FOOD_PER_AREA) < GOOD_PER_AREA, num_areas)
         self.model = mujoco.MjModel.from_xml_string(self._xml())
         self.data = mujoco.MjData(self.model)
-        bodies = NUM_AGENTS + len(self.food_area)
+        bodies = self.num_agents + len(self.food_area)
         self._qpos = self.data.qpos.reshape(bodies, 2)
         self._qvel = self.data.qvel.reshape(bodies, 2)
         name = mujoco.mjtObj
         self._agent_frames = np.array(
-            [mujoco.mj_name2id(self.model, name.mjOBJ_BODY, f"agent_frame{i}") for i in range(NUM_AGENTS)]
+            [
+                mujoco.mj_name2id(self.model, name.mjOBJ_BODY, f"agent_frame{i}")
+                for i in range(self.num_agents)
+            ]
         )
         self._food_frames = np.array(
             [
@@ -149,17 +155,17 @@ class FoodWorld:
             ]
         )
         self._agent_geoms = np.array(
-            [mujoco.mj_name2id(self.model, name.mjOBJ_GEOM, f"agent{i}") for i in range(NUM_AGENTS)]
+            [mujoco.mj_name2id(self.model, name.mjOBJ_GEOM, f"agent{i}") for i in range(self.num_agents)]
         )
         # geom id -> agent index / food index (-1: neither)
         self._agent_of_geom = np.full(self.model.ngeom, -1, dtype=np.int64)
-        self._agent_of_geom[self._agent_geoms] = np.arange(NUM_AGENTS)
+        self._agent_of_geom[self._agent_geoms] = np.arange(self.num_agents)
         self._food_of_geom = np.full(self.model.ngeom, -1, dtype=np.int64)
         for j in range(len(self.food_area)):
             self._food_of_geom[mujoco.mj_name2id(self.model, name.mjOBJ_GEOM, f"food{j}")] = j
-        self.agent_yaws = np.zeros(NUM_AGENTS)
+        self.agent_yaws = np.zeros(self.num_agents)
         self.food_yaws = np.zeros(len(self.food_area))
-        self.agent_scales = np.ones(NUM_AGENTS)
+        self.agent_scales = np.ones(self.num_agents)
         self._agent_decay = float(linear_drag_factor(AGENT_DRAG))
         self._food_decay = float(linear_drag_factor(FOOD_DRAG))
         # until the first reset: agents and food on a grid, apart from each other
@@ -171,14 +177,14 @@ class FoodWorld:
             food = np.flatnonzero(self.food_area == area)
             spots = origin[[0, 2]] + grid[: agents.size + food.size]
             self._qpos[agents] = spots[: agents.size]
-            self._qpos[NUM_AGENTS + food] = spots[agents.size :]
+            self._qpos[self.num_agents + food] = spots[agents.size :]
         mujoco.mj_forward(self.model, self.data)
 
     def _xml(self) -> str:
         static, bodies = [], []
         for a, origin in enumerate(self.origins):
             static.extend(wall_prisms(WALLS, origin, a))
-        for i in range(NUM_AGENTS):
+        for i in range(self.num_agents):
             bodies.append(
                 f'<body name="agent_body{i}" pos="0 0 0">'
                 + PLANAR_SLIDES
@@ -201,20 +207,20 @@ class FoodWorld:
     # ---- state (Unity frame) ----
     @property
     def agent_positions(self) -> np.ndarray:
-        """Agent centres ``(20, 3)``."""
-        q = self._qpos[:NUM_AGENTS]
+        """Agent centres ``(num_agents, 3)``."""
+        q = self._qpos[: self.num_agents]
         return np.stack([q[:, 0], agent_height(self.agent_scales), q[:, 1]], axis=1)
 
     @property
     def agent_velocities(self) -> np.ndarray:
-        """Agent velocities ``(20, 3)`` (m/s)."""
-        v = self._qvel[:NUM_AGENTS]
-        return np.stack([v[:, 0], np.zeros(NUM_AGENTS), v[:, 1]], axis=1)
+        """Agent velocities ``(num_agents, 3)`` (m/s)."""
+        v = self._qvel[: self.num_agents]
+        return np.stack([v[:, 0], np.zeros(self.num_agents), v[:, 1]], axis=1)
 
     @property
     def food_positions(self) -> np.ndarray:
-        """Food centres ``(200, 3)``."""
-        q = self._qpos[NUM_AGENTS:]
+        """Food centres ``(50 x num_areas, 3)``."""
+        q = self._qpos[self.num_agents :]
         return np.stack([q[:, 0], np.full(len(q), FOOD_HEIGHT), q[:, 1]], axis=1)
 
     # ---- changes ----
@@ -227,8 +233,8 @@ class FoodWorld:
 
     def place_food(self, food: np.ndarray, positions: np.ndarray, yaws: np.ndarray) -> None:
         """Teleport ``food`` to Unity ``positions`` ``(k, 3)`` turned by ``yaws`` ``(k,)``, at rest."""
-        self._qpos[NUM_AGENTS + food] = positions[:, [0, 2]]
-        self._qvel[NUM_AGENTS + food] = 0.0
+        self._qpos[self.num_agents + food] = positions[:, [0, 2]]
+        self._qvel[self.num_agents + food] = 0.0
         self.food_yaws[food] = yaws
         self.model.body_quat[self._food_frames[food]] = yaw_quaternions(yaws)
 
@@ -257,8 +263,8 @@ class FoodWorld:
         pairs int64 ``(m,)`` each that touch after it (OnCollisionEnter: food that is touched
         re-appears elsewhere at once, so every touch is a new one)."""
         v = self._qvel
-        v[:NUM_AGENTS] = floor_friction(v[:NUM_AGENTS] * self._agent_decay, FLOOR_MU_G)
-        v[NUM_AGENTS:] = floor_friction(v[NUM_AGENTS:] * self._food_decay, FLOOR_MU_G)
+        v[: self.num_agents] = floor_friction(v[: self.num_agents] * self._agent_decay, FLOOR_MU_G)
+        v[self.num_agents :] = floor_friction(v[self.num_agents :] * self._food_decay, FLOOR_MU_G)
         self.model.body_quat[self._agent_frames] = yaw_quaternions(self.agent_yaws)
         mujoco.mj_step(self.model, self.data)
         n = self.data.ncon
@@ -281,6 +287,10 @@ class FoodCollector(Scene):
     """FoodCollector: brain ``BananaLearning``, 20 agents (5 in each of 4 areas), 53
     observations, discrete (3, 3, 3, 2); the academy ends all episodes every 1500 steps."""
 
+    brain_name = BRAIN
+    #: areas and agents per area; VisualFoodCollector has two of four
+    num_areas = NUM_AREAS
+    agents_per_area = AGENTS_PER_AREA
     world: FoodWorld
 
     @classmethod
@@ -289,7 +299,7 @@ class FoodCollector(Scene):
             academy_name="Academy",
             brains=[
                 BrainSpec(
-                    name=BRAIN,
+                    name=cls.brain_name,
                     vector_observation_size=OBSERVATION_SIZE,
                     vector_action_space_type="discrete",
                     vector_action_size=BRANCHES,
@@ -297,7 +307,14 @@ class FoodCollector(Scene):
                     vector_action_descriptions=("",) * len(BRANCHES),
                 )
             ],
-            agents=[AgentGroup(BRAIN, NUM_AGENTS, max_step=MAX_STEP, decision_interval=DECISION_INTERVAL)],
+            agents=[
+                AgentGroup(
+                    cls.brain_name,
+                    cls.num_areas * cls.agents_per_area,
+                    max_step=MAX_STEP,
+                    decision_interval=DECISION_INTERVAL,
+                )
+            ],
             reset_parameters=dict(RESET_PARAMETERS),
             academy_max_steps=ACADEMY_MAX_STEPS,
             training_configuration=EngineConfiguration(500, 500, 0, 15.0, -1),
@@ -305,17 +322,18 @@ class FoodCollector(Scene):
         )
 
     def initialize(self) -> None:
-        self.world = w = FoodWorld()
+        self.world = w = FoodWorld(self.num_areas, self.agents_per_area)
+        self.num_agents = w.num_agents
         self.origins = w.origins
         self.agent_area = w.agent_area
-        self.frozen = np.zeros(NUM_AGENTS, dtype=bool)
-        self.frozen_at = np.zeros(NUM_AGENTS, dtype=np.int64)
-        self.shot = np.zeros(NUM_AGENTS, dtype=bool)
+        self.frozen = np.zeros(self.num_agents, dtype=bool)
+        self.frozen_at = np.zeros(self.num_agents, dtype=np.int64)
+        self.shot = np.zeros(self.num_agents, dtype=bool)
         self.laser_length = RESET_PARAMETERS["laser_length"]
         self.tick = 0  # physics steps since start (the agents' clock for the freeze time)
         cast = CastWorld()
-        far = np.tile([0.0, -1000.0, 0.0], (NUM_AGENTS, 1))
-        half = np.full((NUM_AGENTS, 3), 0.5)
+        far = np.tile([0.0, -1000.0, 0.0], (self.num_agents, 1))
+        half = np.full((self.num_agents, 3), 0.5)
         # every agent twice: as "agent" and as "frozenAgent"; the copy not in use is parked far below
         self._agent_box = cast.add_boxes(far, half, 0.0, "agent", w.agent_area)
         self._frozen_box = cast.add_boxes(far, half, 0.0, "frozenAgent", w.agent_area)
@@ -330,10 +348,12 @@ class FoodCollector(Scene):
             "badBanana",
             w.food_area[~w.food_good],
         )
-        areas = np.arange(NUM_AREAS)
+        areas = np.arange(self.num_areas)
         for center, half_extents in WALLS:
-            cast.add_boxes(self.origins + center, np.tile(half_extents, (NUM_AREAS, 1)), 0.0, "wall", areas)
-        cast.add_boxes(self.origins + GROUND[0], np.tile(GROUND[1], (NUM_AREAS, 1)), 0.0, None, areas)
+            cast.add_boxes(
+                self.origins + center, np.tile(half_extents, (self.num_areas, 1)), 0.0, "wall", areas
+            )
+        cast.add_boxes(self.origins + GROUND[0], np.tile(GROUND[1], (self.num_areas, 1)), 0.0, None, areas)
         self.cast_world = cast
         self.sensor = RayPerception(RAY_DISTANCE, RAY_ANGLES, DETECTABLE_TAGS)
         # the laser's targets per area: 5 agents, 50 food boxes, 4 walls (the floor is always
@@ -353,10 +373,10 @@ class FoodCollector(Scene):
 
     def academy_reset(self) -> None:
         # BananaAcademy.AcademyReset: agents to random places, then fresh food in every area
-        agents = np.arange(NUM_AGENTS)
+        agents = np.arange(self.num_agents)
         positions = self._random_points(self.agent_area)
         self.world.place_agents(
-            agents, positions, self.academy.rng.integers(0, 360, NUM_AGENTS).astype(float)
+            agents, positions, self.academy.rng.integers(0, 360, self.num_agents).astype(float)
         )
         self._spawn_food(np.arange(len(self.world.food_area)))
 
@@ -412,7 +432,9 @@ class FoodCollector(Scene):
         w = self.world
         k = shooters.size
         area = self.agent_area[shooters]
-        members = area[:, None] * AGENTS_PER_AREA + np.arange(AGENTS_PER_AREA)  # (k, 5)
+        members = area[:, None] * self.agents_per_area + np.arange(
+            self.agents_per_area
+        )  # (k, agents per area)
         food = area[:, None] * FOOD_PER_AREA + np.arange(FOOD_PER_AREA)  # (k, 50)
         agent_pos, food_pos = w.agent_positions, w.food_positions
         centers = np.concatenate(
@@ -434,8 +456,8 @@ class FoodCollector(Scene):
         local_dir = yaw_rotate(np.broadcast_to(direction[:, None, :], centers.shape), -yaws)
         t = sphere_cast_boxes(local_start, local_dir, halves, LASER_RADIUS, LASER_LENGTH)
         first = np.argmin(t, axis=1)
-        hit = np.isfinite(t[np.arange(k), first]) & (first < AGENTS_PER_AREA)
-        return np.where(hit, members[np.arange(k), np.minimum(first, AGENTS_PER_AREA - 1)], -1)
+        hit = np.isfinite(t[np.arange(k), first]) & (first < self.agents_per_area)
+        return np.where(hit, members[np.arange(k), np.minimum(first, self.agents_per_area - 1)], -1)
 
     def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
         return collect_good_food(self)[agents]
@@ -452,11 +474,11 @@ class FoodCollector(Scene):
         self.frozen[thawed] = False
         # The agents act one after another: a laser can freeze an agent that acts later in
         # this step, which then ignores its action. Shots are resolved in agent order first.
-        active = np.zeros(NUM_AGENTS, dtype=bool)
+        active = np.zeros(self.num_agents, dtype=bool)
         active[agents] = ~self.frozen[agents]
-        fire = np.zeros(NUM_AGENTS, dtype=bool)
+        fire = np.zeros(self.num_agents, dtype=bool)
         fire[agents] = act[:, 3] == 1
-        turn = np.zeros(NUM_AGENTS)
+        turn = np.zeros(self.num_agents)
         turn[agents] = _TURN[act[:, 2]]
         shooters = np.flatnonzero(fire & active)
         if shooters.size:
@@ -497,9 +519,15 @@ class FoodCollector(Scene):
         agents, food = self.world.step()
         if agents.size == 0:
             return
-        reward = np.where(self.world.food_good[food], GOOD_REWARD, BAD_REWARD)
+        good = self.world.food_good[food]
+        reward = np.where(good, GOOD_REWARD, BAD_REWARD)
         self.academy.add_reward(agents, reward)
         self._spawn_food(np.unique(food))
+        self.food_eaten(agents, good)
+
+    def food_eaten(self, agents: np.ndarray, good: np.ndarray) -> None:
+        """Called after ``agents`` (int64) touched food in this physics step, good food where
+        ``good`` (bool, one per agent) (VisualFoodCollector colours the eaters)."""
 
 
 def collect_good_food(scene: FoodCollector) -> np.ndarray:

@@ -212,6 +212,8 @@ class Hallway(Scene):
     Agent ``i`` lives in hall ``i``; per-area arrays are indexed by agent."""
 
     brain_name = "HallwayLearning"
+    #: agents (= halls); VisualHallway has one
+    num_agents = NUM_AGENTS
     world: HallwayWorld
 
     @classmethod
@@ -221,7 +223,7 @@ class Hallway(Scene):
             OBSERVATION_SIZE,
             stacked=3,
             num_actions=5,
-            num_agents=NUM_AGENTS,
+            num_agents=cls.num_agents,
             max_step=MAX_STEP,
             decision_interval=DECISION_INTERVAL,
             reset_parameters={},
@@ -229,7 +231,7 @@ class Hallway(Scene):
         )
 
     def initialize(self) -> None:
-        n = NUM_AGENTS
+        n = self.num_agents
         self.world = HallwayWorld(n)
         self.origins = self.world.origins
         self.areas = np.arange(n)
@@ -329,6 +331,11 @@ class Hallway(Scene):
         if wrong.size:
             self.academy.set_reward(wrong, WRONG_GOAL_REWARD)
         self.academy.done(np.concatenate([scored, wrong]))
+        self.goals_touched(scored, wrong)
+
+    def goals_touched(self, right: np.ndarray, wrong: np.ndarray) -> None:
+        """Called after the agents ``right`` (int64) touched the goal of the right colour and
+        ``wrong`` the other one in this physics step (VisualHallway flashes the floor)."""
 
 
 def shortest_path(scene: Hallway) -> np.ndarray:

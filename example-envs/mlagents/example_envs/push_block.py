@@ -253,6 +253,8 @@ class PushBlock(Scene):
     Agent ``i`` lives in area ``i``; per-area arrays are indexed by agent."""
 
     brain_name = "PushBlockLearning"
+    #: agents (= areas); VisualPushBlock has one
+    num_agents = NUM_AGENTS
     world: PushBlockWorld
 
     @classmethod
@@ -262,7 +264,7 @@ class PushBlock(Scene):
             OBSERVATION_SIZE,
             stacked=3,
             num_actions=7,
-            num_agents=NUM_AGENTS,
+            num_agents=cls.num_agents,
             max_step=MAX_STEP,
             decision_interval=DECISION_INTERVAL,
             reset_parameters=dict(RESET_PARAMETERS),
@@ -270,7 +272,7 @@ class PushBlock(Scene):
         )
 
     def initialize(self) -> None:
-        n = NUM_AGENTS
+        n = self.num_agents
         self.world = PushBlockWorld(n)
         self.origins = self.world.origins
         self.areas = np.arange(n)
@@ -375,6 +377,11 @@ class PushBlock(Scene):
         if scored.size:
             self.academy.add_reward(scored, GOAL_REWARD)
             self.academy.done(scored)
+            self.goal_scored(scored)
+
+    def goal_scored(self, agents: np.ndarray) -> None:
+        """Called after the blocks of ``agents`` (int64) touched their goal in this physics step
+        (VisualPushBlock flashes the floor)."""
 
 
 def goal_axes(world: PushBlockWorld) -> tuple[np.ndarray, np.ndarray]:

@@ -80,16 +80,19 @@ class Pyramids(Scene):
     """Pyramids: brain ``PyramidsLearning``, 16 agents (one per area), 172 observations,
     discrete [5]. Per-area arrays are indexed by agent."""
 
+    brain_name = BRAIN
+    #: agents (= areas); VisualPyramids has one
+    num_agents = NUM_AGENTS
     world: PlanarPyramidsWorld
 
     @classmethod
     def spec(cls) -> SceneSpec:
         return one_brain_spec(
-            BRAIN,
+            cls.brain_name,
             OBSERVATION_SIZE,
             stacked=1,
             num_actions=5,
-            num_agents=NUM_AGENTS,
+            num_agents=cls.num_agents,
             max_step=MAX_STEP,
             decision_interval=DECISION_INTERVAL,
             reset_parameters={},
@@ -97,7 +100,7 @@ class Pyramids(Scene):
         )
 
     def initialize(self) -> None:
-        n = NUM_AGENTS
+        n = self.num_agents
         self.world = w = PlanarPyramidsWorld(n)
         self.origins = w.origins
         self.areas = np.arange(n)
@@ -163,7 +166,7 @@ class Pyramids(Scene):
 
     # ---- observations ----
     def _sync_cast_world(self) -> None:
-        n = NUM_AGENTS
+        n = self.num_agents
         switch = self.switch_positions + [0.0, SWITCH_CENTER_Y, 0.0]
         parked = switch * [1.0, 0.0, 1.0] + [0.0, _PARKED, 0.0]
         on = self.switch_on[:, None]
@@ -282,7 +285,7 @@ def switch_then_gold(scene: Pyramids) -> np.ndarray:
     pos = w.agent_positions
     local = pos - scene.origins
     target = scene.switch_positions - scene.origins
-    ramming = np.zeros(NUM_AGENTS, dtype=bool)
+    ramming = np.zeros(len(scene.pyramids), dtype=bool)
     for a, pyramid in enumerate(scene.pyramids):
         if not pyramid.active:
             continue

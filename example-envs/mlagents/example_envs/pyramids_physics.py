@@ -14,6 +14,12 @@ exists (from the switch press to the end of the episode). The agent appears in i
 that follows the planar agent (its position and velocity are copied in before every step), so
 it knocks bricks about but bricks never slow it (a 25 kg agent against 2 kg bricks). Brick
 spin is capped at 7 rad/s (Unity's default maximum angular velocity).
+
+Sleeping (as PhysX puts resting bodies to sleep): once every brick and the gold have moved
+slower than 0.05 m/s and 0.05 rad/s for 10 physics steps, the pile falls asleep (their velocities
+are zeroed) and its model is not stepped until the agent comes within reach of a brick again.
+A standing pyramid then costs nothing while the agent is elsewhere; only a pile the agent is
+pushing, or one still moving, is simulated.
 """
 
 from __future__ import annotations
@@ -46,6 +52,13 @@ AGENT_HEIGHT = FLOOR_TOP + 0.5
 AREA_SPACING = 150.0  # metres between the areas along x (Unity stacks them vertically)
 MAX_BRICK_SPIN = 7.0
 BRICK_SUBSTEPS = 2
+#: a pile whose bodies all move slower than this (m/s and rad/s) for SLEEP_STEPS steps sleeps
+SLEEP_SPEED = 0.05
+SLEEP_STEPS = 10
+#: the agent wakes a sleeping pile when it may touch a body within the coming step: its centre
+#: nearer than the body's and its own half diagonals, the way it moves in a step and this margin (m)
+WAKE_MARGIN = 0.5
+_AGENT_HALF_DIAGONAL = float(np.sqrt(2.0) * 0.5)
 
 
 def _box(x: tuple[float, float], z: tuple[float, float], y: tuple[float, float]) -> AreaBox:
@@ -343,6 +356,8 @@ class BrickPyramid:
         self._free_qvel[:] = 0.0
         self.active = False
         self.touching_gold = False
+        self.asleep = False
+        self.resting_steps = 0
 
     def deactivate(self) -> None:
         """Destroy the pyramid (episode reset)."""
@@ -361,6 +376,8 @@ class BrickPyramid:
         self._free_qvel[:] = 0.0
         self.active = True
         self.touching_gold = False
+        self.asleep = False
+        self.resting_steps = 0
 
     @property
     def brick_positions(self) -> np.ndarray:
@@ -385,6 +402,11 @@ class BrickPyramid:
         """One physics step with the agent at area-frame ``agent`` ``(3,)`` moving at
         ``velocity`` ``(3,)`` with ``yaw``; returns True when the agent started touching the
         gold (OnCollisionEnter)."""
+        if self.asleep:
+            if not self._agent_near(agent, velocity):
+                return False
+            self.asleep = False
+            self.resting_steps = 0
         qpos, qvel = self.data.qpos, self.data.qvel
         self.model.body_quat[2] = yaw_quaternions(np.array(yaw))
         for _ in range(BRICK_SUBSTEPS):
@@ -407,5 +429,28 @@ class BrickPyramid:
             )
             touching = bool((pair & close).any())
         entered = touching and not self.touching_gold
+        self._rest_or_sleep(agent, velocity)
         self.touching_gold = touching
         return entered
+
+    def _agent_near(self, agent: np.ndarray, velocity: np.ndarray) -> bool:
+        """Whether the agent at area-frame ``agent`` ``(3,)`` moving at ``velocity`` ``(3,)`` may
+        touch a brick or the gold within the coming physics step."""
+        centers = self._free_qpos[:, :3]
+        distance = np.sqrt(((centers - to_mujoco(agent)) ** 2).sum(axis=1))
+        reach = _BODY_HALF_DIAGONALS + _AGENT_HALF_DIAGONAL + float(np.linalg.norm(velocity)) * TIMESTEP
+        return bool((distance <= reach + WAKE_MARGIN).any())
+
+    def _rest_or_sleep(self, agent: np.ndarray, velocity: np.ndarray) -> None:
+        """Count the steps the pile rested; put it to sleep after SLEEP_STEPS unless the agent is near."""
+        if np.abs(self._free_qvel).max() < SLEEP_SPEED:
+            self.resting_steps += 1
+        else:
+            self.resting_steps = 0
+        if self.resting_steps >= SLEEP_STEPS and not self._agent_near(agent, velocity):
+            self._free_qvel[:] = 0.0
+            self.asleep = True
+
+
+#: half diagonals of the 25 unit bricks and the 2 m gold cube (m)
+_BODY_HALF_DIAGONALS = np.array([np.sqrt(3.0) * 0.5] * 25 + [np.sqrt(3.0) * GOLD_HALF])

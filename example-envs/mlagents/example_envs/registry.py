@@ -26,6 +26,10 @@ SCENES: dict[str, str] = {
     "FoodCollector": "mlagents.example_envs.food_collector:FoodCollector",
     "Pyramids": "mlagents.example_envs.pyramids:Pyramids",
     "SoccerTwos": "mlagents.example_envs.soccer:SoccerTwos",
+    "VisualHallway": "mlagents.example_envs.visual_hallway:VisualHallway",
+    "VisualPushBlock": "mlagents.example_envs.visual_push_block:VisualPushBlock",
+    "VisualPyramids": "mlagents.example_envs.visual_pyramids:VisualPyramids",
+    "VisualFoodCollector": "mlagents.example_envs.visual_food_collector:VisualFoodCollector",
 }
 
 for _name, _path in SCENES.items():

@@ -9,4 +9,5 @@
   broadcast and recording settings of a build.
 * ``demo_recorder.py``: DemonstrationRecorder, one brain's decisions to a ``.demo`` file.
 * ``ray_perception.py``: the RayPerception3D sensor shared by several scenes.
+* ``rendering.py``: offscreen MuJoCo rendering (camera observations, videos), headless via EGL.
 """

@@ -1,6 +1,6 @@
 """Bouncer: brain and agent, decisions on landing only, the jump, rewards and done rules, the
-banana_scale reset parameter, the scripted jump against the benchmark, determinism, and the
-build over real gRPC."""
+banana_scale reset parameter. The scripted jump against the benchmark, determinism, the build
+over real gRPC and two workers: test_round_two_examples.py."""
 
 from __future__ import annotations
 
@@ -12,16 +12,10 @@ from mlagents.example_envs.bouncer import (
     MAX_JUMPS,
     Bouncer,
     BouncerWorld,
-    bouncer_heuristic,
 )
 from mlagents.example_envs.sdk.local import LocalEnvironment
 
 BRAIN = "BouncerLearning"
-BENCHMARK = 10.0
-
-
-def random_actions(rng: np.random.Generator, k: int = 1) -> np.ndarray:
-    return rng.uniform(-1.0, 1.0, (k, 3)).astype(np.float32)
 
 
 def scene_of(env: LocalEnvironment) -> Bouncer:
@@ -153,63 +147,3 @@ def test_banana_scale_sets_the_trigger_box_at_reset() -> None:
     np.testing.assert_allclose(half, [3.0, 3.0, 6.0])
     with pytest.raises(ValueError, match="banana_scale"):
         env.reset({"banana_scale": 0.0})
-
-
-def test_heuristic_reaches_the_benchmark(run_episodes) -> None:
-    env = LocalEnvironment("Bouncer", seed=6)
-    returns, _ = run_episodes(
-        env, BRAIN, lambda b: bouncer_heuristic(b.vector_observations), 2000, episodes=20
-    )
-    assert len(returns) >= 20
-    assert np.mean(returns) >= 0.8 * BENCHMARK, returns
-
-
-def test_random_policy_stays_far_below_the_benchmark(run_episodes) -> None:
-    rng = np.random.default_rng(0)
-    env = LocalEnvironment("Bouncer", seed=7)
-    returns, _ = run_episodes(env, BRAIN, lambda b: random_actions(rng), 2000, episodes=30)
-    assert len(returns) >= 30
-    assert np.mean(returns) < 0.1 * BENCHMARK, returns
-
-
-def test_same_seed_same_episode_other_seed_other_episode(roll_out, assert_reproducible) -> None:
-    def trajectory(seed: int) -> np.ndarray:
-        rng = np.random.default_rng(7)
-        batches = roll_out(LocalEnvironment("Bouncer", seed=seed), BRAIN, lambda _: random_actions(rng), 40)
-        return np.concatenate([np.concatenate([b.vector_observations.ravel(), b.rewards]) for b in batches])
-
-    assert_reproducible(trajectory)
-
-
-def test_build_over_grpc_matches_the_in_process_scene(open_build, assert_wire_matches_local) -> None:
-    env = open_build("Bouncer", seed=3)
-    assert env.academy_name == "Academy"
-    assert env.external_brain_names == [BRAIN]
-    params = env.brains[BRAIN]
-    assert params.vector_action_space_type == "continuous"
-    assert params.vector_action_space_size == [3]
-    assert params.vector_observation_space_size == 6
-    assert params.num_stacked_vector_observations == 3
-    assert env.reset_parameters == pytest.approx({"banana_scale": 150.0})
-
-    def decide(infos):  # type: ignore[no-untyped-def]
-        return {BRAIN: bouncer_heuristic(infos[BRAIN].vector_observations)}
-
-    local = LocalEnvironment("Bouncer", seed=3)
-    assert_wire_matches_local(
-        env, local, [BRAIN], decide, 40, obs_atol=1e-5, reward_atol=1e-6, config={"banana_scale": 200.0}
-    )
-    _, half = scene_of(local).world.banana_box()
-    np.testing.assert_allclose(half, [2.0, 2.0, 4.0])
-
-
-def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
-    workers = two_workers("Bouncer", {BRAIN: lambda info: bouncer_heuristic(info.vector_observations)})
-    observations = [infos[BRAIN].vector_observations for infos in workers.first]
-    assert all(obs.shape == (1, 18) for obs in observations)
-    assert not np.allclose(observations[0], observations[1])  # worker seeds differ
-    rewards = []
-    for infos in workers.transitions(40):
-        assert len(infos[BRAIN].agents) == 1
-        rewards.append(float(infos[BRAIN].rewards[0]))
-    assert max(rewards) > 0.5  # the scripted jumps catch bananas through the workers too

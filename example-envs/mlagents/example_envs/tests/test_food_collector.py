@@ -1,6 +1,6 @@
 """FoodCollector: brain and agent counts, observation layout, laser and freezing, food rewards,
 the academy's 1500-step episodes, reset parameters, the scripted collector against the
-benchmark, determinism, and the build over gRPC."""
+benchmark. Determinism, the build over gRPC and two workers: test_round_two_examples.py."""
 
 from __future__ import annotations
 
@@ -225,43 +225,3 @@ def test_scripted_collector_reaches_the_benchmark_and_random_stays_far_below() -
     random = episodes(LocalEnvironment("FoodCollector", seed=7), lambda _: random_actions(rng), 600)
     assert len(random) == 2
     assert np.mean(random) < 0.25 * BENCHMARK, random
-
-
-def test_same_seed_same_episode_and_different_seeds_differ(roll_out, assert_reproducible) -> None:
-    def trajectory(seed: int) -> np.ndarray:
-        rng = np.random.default_rng(7)
-        batches = roll_out(
-            LocalEnvironment("FoodCollector", seed=seed), BRAIN, lambda _: random_actions(rng), 30
-        )
-        return np.stack([np.concatenate([b.vector_observations.ravel(), b.rewards]) for b in batches])
-
-    assert_reproducible(trajectory)
-
-
-def test_build_over_grpc_matches_the_in_process_scene(open_build, assert_wire_matches_local) -> None:
-    env = open_build("FoodCollector", seed=3)
-    assert env.academy_name == "Academy"
-    params = env.brains[BRAIN]
-    assert params.vector_action_space_type == "discrete"
-    assert params.vector_action_space_size == [3, 3, 3, 2]
-    assert params.vector_observation_space_size == 53
-    assert env.reset_parameters == pytest.approx(DEFAULTS)
-    rng = np.random.default_rng(0)
-
-    def decide(infos):  # type: ignore[no-untyped-def]
-        assert len(infos[BRAIN].agents) == N
-        return {BRAIN: random_actions(rng)}
-
-    local = LocalEnvironment("FoodCollector", seed=3)
-    config = {"agent_scale": 1.5}
-    assert_wire_matches_local(env, local, [BRAIN], decide, 5, obs_atol=1e-6, reward_atol=1e-7, config=config)
-    np.testing.assert_allclose(local.academy.scene.world.agent_scales, 1.5)
-
-
-def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
-    workers = two_workers("FoodCollector", {BRAIN: lambda info: np.zeros((len(info.agents), 4), np.float32)})
-    observations = [infos[BRAIN].vector_observations for infos in workers.first]
-    assert all(obs.shape == (N, 53) for obs in observations)
-    assert not np.allclose(observations[0], observations[1])  # worker seeds differ
-    for infos in workers.transitions(4):
-        assert len(infos[BRAIN].agents) == N

@@ -1,23 +1,18 @@
 """Pyramids: brain and agent count, observation layout, the room shuffle at reset, the switch, the
-brick pyramid and the gold brick, rewards, the scripted player against the benchmark,
-determinism, and the build over gRPC."""
+brick pyramid and the gold brick, rewards. The scripted player against the benchmark,
+determinism, the build over gRPC and two workers: test_round_two_examples.py."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from mlagents.example_envs.pyramids import SQUARES, Pyramids, switch_then_gold
+from mlagents.example_envs.pyramids import SQUARES, Pyramids
 from mlagents.example_envs.pyramids_physics import BrickPyramid
 from mlagents.example_envs.sdk.local import LocalEnvironment
 
 BRAIN = "PyramidsLearning"
-BENCHMARK = 1.75
 N = 16
 RAY = 8  # floats per ray: 6 tags, nothing-hit, distance
-
-
-def random_actions(rng: np.random.Generator) -> np.ndarray:
-    return rng.integers(0, 5, (N, 1)).astype(np.float32)
 
 
 def still() -> np.ndarray:
@@ -215,58 +210,6 @@ def test_step_penalty_and_timeout() -> None:
             assert not batch.local_done.any()
     assert batch.local_done.all() and batch.max_reached.all()
     np.testing.assert_allclose(total, -5005 / 5000, rtol=1e-4)
-
-
-def test_scripted_player_reaches_the_benchmark_and_random_stays_far_below(run_episodes) -> None:
-    env = LocalEnvironment("Pyramids", seed=6)
-    scene = env.academy.scene
-    scripted, _ = run_episodes(env, BRAIN, lambda _: switch_then_gold(scene), 500, episodes=16)
-    assert len(scripted) >= 16
-    assert np.mean(scripted) >= 0.8 * BENCHMARK, scripted
-    rng = np.random.default_rng(0)
-    random, _ = run_episodes(
-        LocalEnvironment("Pyramids", seed=7), BRAIN, lambda _: random_actions(rng), 1002, episodes=N
-    )
-    assert len(random) >= N
-    assert np.mean(random) < 0.25 * BENCHMARK, random
-
-
-def test_same_seed_same_episode_and_different_seeds_differ(roll_out, assert_reproducible) -> None:
-    def trajectory(seed: int) -> np.ndarray:
-        rng = np.random.default_rng(7)
-        batches = roll_out(LocalEnvironment("Pyramids", seed=seed), BRAIN, lambda _: random_actions(rng), 30)
-        return np.stack([b.vector_observations for b in batches])
-
-    assert_reproducible(trajectory)
-
-
-def test_build_over_grpc_matches_the_in_process_scene(open_build, assert_wire_matches_local) -> None:
-    env = open_build("Pyramids", seed=3)
-    assert env.academy_name == "Academy"
-    params = env.brains[BRAIN]
-    assert params.vector_action_space_type == "discrete"
-    assert params.vector_action_space_size == [5]
-    assert params.vector_observation_space_size == 172
-    assert env.reset_parameters == {}
-    local = LocalEnvironment("Pyramids", seed=3)
-    scene = local.academy.scene
-
-    def decide(infos):  # type: ignore[no-untyped-def]
-        assert len(infos[BRAIN].agents) == N
-        return {BRAIN: switch_then_gold(scene)}  # the in-process scene is in the same state
-
-    assert_wire_matches_local(env, local, [BRAIN], decide, 60, obs_atol=1e-5, reward_atol=1e-6)
-    assert scene.switch_on.any()  # the brick pyramids took part
-
-
-def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
-    workers = two_workers("Pyramids", {BRAIN: lambda info: np.zeros((len(info.agents), 1), np.float32)})
-    observations = [infos[BRAIN].vector_observations for infos in workers.first]
-    assert all(obs.shape == (N, 172) for obs in observations)
-    assert not np.allclose(observations[0], observations[1])  # worker seeds differ
-    for infos in workers.transitions(4):
-        assert len(infos[BRAIN].agents) == N
-        np.testing.assert_allclose(infos[BRAIN].rewards, -5 / 5000, rtol=1e-5)
 
 
 def test_reset_between_switch_and_gold_removes_the_pyramid() -> None:

@@ -1,23 +1,18 @@
 """Reacher: brain and agents, the observation layout, goal motion, torques and the 7 rad/s cap,
-the reward, reset parameters, the scripted reach against the benchmark, determinism, and the
-build over real gRPC."""
+the reward, reset parameters. The scripted reach against the benchmark, determinism, the build
+over real gRPC and two workers: test_round_two_examples.py."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from mlagents.example_envs.reacher import MAX_ANGULAR_SPEED, Reacher, ReacherWorld, reacher_heuristic
+from mlagents.example_envs.reacher import MAX_ANGULAR_SPEED, Reacher, ReacherWorld
 from mlagents.example_envs.sdk.local import LocalEnvironment
 
 BRAIN = "ReacherLearning"
-BENCHMARK = 30.0
 N = 20
 DEFAULTS = {"goal_size": 5.0, "goal_speed": 1.0, "gravity": 9.81, "deviation": 0.0, "deviation_freq": 0.0}
-
-
-def random_actions(rng: np.random.Generator, k: int = N) -> np.ndarray:
-    return rng.uniform(-1.0, 1.0, (k, 4)).astype(np.float32)
 
 
 def scene_of(env: LocalEnvironment) -> Reacher:
@@ -131,60 +126,3 @@ def test_gravity_pulls_a_raised_arm_down() -> None:
     before = world.positions()[:, 0, 1].copy()
     env.step({BRAIN: np.zeros((N, 4), np.float32)})
     assert np.all(world.positions()[:, 0, 1] < before - 0.01)
-
-
-def test_heuristic_reaches_the_benchmark(run_episodes) -> None:
-    env = LocalEnvironment("Reacher", seed=0)
-    returns, timeouts = run_episodes(env, BRAIN, lambda b: reacher_heuristic(b.vector_observations), 1002)
-    assert len(returns) == N and all(timeouts)  # episodes end by the 4000-step limit only
-    assert np.mean(returns) >= 0.8 * BENCHMARK, np.round(returns, 1)
-
-
-def test_random_policy_stays_far_below_the_benchmark(run_episodes) -> None:
-    rng = np.random.default_rng(0)
-    env = LocalEnvironment("Reacher", seed=4)
-    returns, _ = run_episodes(env, BRAIN, lambda b: random_actions(rng, len(b.agents)), 1002)
-    assert len(returns) == N
-    assert np.mean(returns) < 0.1 * BENCHMARK, np.mean(returns)
-
-
-def test_same_seed_same_episode_other_seed_other_episode(roll_out, assert_reproducible) -> None:
-    def trajectory(seed: int) -> np.ndarray:
-        rng = np.random.default_rng(7)
-        batches = roll_out(LocalEnvironment("Reacher", seed=seed), BRAIN, lambda _: random_actions(rng), 30)
-        return np.stack([np.concatenate([b.vector_observations.ravel(), b.rewards]) for b in batches])
-
-    assert_reproducible(trajectory)
-
-
-def test_build_over_grpc_matches_the_in_process_scene(open_build, assert_wire_matches_local) -> None:
-    env = open_build("Reacher", seed=3)
-    assert env.academy_name == "Academy"
-    params = env.brains[BRAIN]
-    assert params.vector_action_space_type == "continuous"
-    assert params.vector_action_space_size == [4]
-    assert params.vector_observation_space_size == 33
-    assert params.num_stacked_vector_observations == 1
-    assert env.reset_parameters == pytest.approx(DEFAULTS)
-
-    def decide(infos):  # type: ignore[no-untyped-def]
-        assert len(infos[BRAIN].agents) == N
-        return {BRAIN: reacher_heuristic(infos[BRAIN].vector_observations)}
-
-    local = LocalEnvironment("Reacher", seed=3)
-    assert_wire_matches_local(
-        env, local, [BRAIN], decide, 40, obs_atol=1e-4, reward_atol=1e-6, config={"goal_size": 6.0}
-    )
-    np.testing.assert_allclose(scene_of(local).goal_size, 6.0)
-
-
-def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
-    workers = two_workers("Reacher", {BRAIN: lambda info: reacher_heuristic(info.vector_observations)})
-    observations = [infos[BRAIN].vector_observations for infos in workers.first]
-    assert all(obs.shape == (N, 33) for obs in observations)
-    assert not np.allclose(observations[0], observations[1])  # worker seeds differ
-    total = 0.0
-    for infos in workers.transitions(80):
-        assert len(infos[BRAIN].agents) == N
-        total += float(np.sum(infos[BRAIN].rewards))
-    assert total > 1.0  # the scripted reach scores through the workers too

@@ -1,6 +1,6 @@
 """SoccerTwos: brains and agent counts, observation layout per team, moves, kicks, role walls,
-goals and the reward split, reset parameters, scripted strikers against random opponents,
-determinism, and the build over gRPC."""
+goals and the reward split, reset parameters, scripted strikers against random opponents.
+Determinism, the build over gRPC and two workers: test_round_two_examples.py."""
 
 from __future__ import annotations
 
@@ -284,55 +284,3 @@ def test_scripted_team_beats_random_opponents_and_random_strikers_stay_below() -
     # random strikers mostly run out the clock (-1 each) and concede as often as they score
     assert len(random) >= 16 and random[:, 0].mean() < BENCHMARK, random
     assert random[:, 0].mean() < scripted[:, 0].mean() - 0.5
-
-
-def test_same_seed_same_episode_and_different_seeds_differ(assert_reproducible) -> None:
-    def trajectory(seed: int) -> np.ndarray:
-        rng = np.random.default_rng(7)
-        env = LocalEnvironment("SoccerTwos", seed=seed)
-        frames = [env.reset()[STRIKER].vector_observations]
-        for _ in range(30):
-            batches = env.step(random_actions(rng))
-            frames.append(
-                np.concatenate([batches[STRIKER].vector_observations, batches[GOALIE].vector_observations])
-            )
-        return np.concatenate([f.ravel() for f in frames])
-
-    assert_reproducible(trajectory)
-
-
-def test_build_over_grpc_matches_the_in_process_scene(open_build, assert_wire_matches_local) -> None:
-    env = open_build("SoccerTwos", seed=3)
-    assert env.academy_name == "Academy"
-    assert env.brains[STRIKER].vector_action_space_size == [7]
-    assert env.brains[GOALIE].vector_action_space_size == [5]
-    assert env.brains[STRIKER].vector_observation_space_size == 112
-    assert env.reset_parameters == pytest.approx(DEFAULTS)
-    rng = np.random.default_rng(0)
-
-    def decide(infos):  # type: ignore[no-untyped-def]
-        assert len(infos[STRIKER].agents) == 16 and len(infos[GOALIE].agents) == 16
-        return random_actions(rng)
-
-    local = LocalEnvironment("SoccerTwos", seed=3)
-    assert_wire_matches_local(
-        env, local, [STRIKER, GOALIE], decide, 5, obs_atol=1e-6, reward_atol=1e-7, config={"ball_scale": 6.0}
-    )
-    assert local.academy.scene.world.ball_radius == pytest.approx(0.66)
-
-
-def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
-    workers = two_workers(
-        "SoccerTwos",
-        {
-            STRIKER: lambda info: np.zeros((len(info.agents), 1), np.float32),
-            GOALIE: lambda info: np.zeros((len(info.agents), 1), np.float32),
-        },
-    )
-    observations = [infos[STRIKER].vector_observations for infos in workers.first]
-    assert all(obs.shape == (16, 112) for obs in observations)
-    assert not np.allclose(observations[0], observations[1])  # worker seeds differ
-    for infos in workers.transitions(4):
-        assert len(infos[STRIKER].agents) == 16 and len(infos[GOALIE].agents) == 16
-        np.testing.assert_allclose(infos[STRIKER].rewards, -5 / 3000, rtol=1e-5)
-        np.testing.assert_allclose(infos[GOALIE].rewards, 5 / 3000, rtol=1e-5)

@@ -1,6 +1,6 @@
 """Tennis: brain and agents, mirrored observations, racket moves (run, jump, net clamp), the
-elastic ball, rewards and the fault table, reset parameters, the scripted rally against the
-benchmark, determinism, and the build over real gRPC."""
+elastic ball, rewards and the fault table, reset parameters. The scripted rally against the
+benchmark, determinism, the build over real gRPC and two workers: test_round_two_examples.py."""
 
 from __future__ import annotations
 
@@ -8,17 +8,12 @@ import numpy as np
 import pytest
 
 from mlagents.example_envs.sdk.local import LocalEnvironment
-from mlagents.example_envs.tennis import Tennis, tennis_heuristic
+from mlagents.example_envs.tennis import Tennis
 from mlagents.example_envs.tennis_physics import FLOOR_A, NET, TennisWorld, racket_rest_height
 
 BRAIN = "TennisLearning"
-BENCHMARK = 2.5
 N = 36
 DEFAULTS = {"gravity": 9.81, "angle": 55.0, "scale": 1.0}
-
-
-def random_actions(rng: np.random.Generator, k: int = N) -> np.ndarray:
-    return rng.uniform(-1.0, 1.0, (k, 2)).astype(np.float32)
 
 
 def still(k: int = N) -> np.ndarray:
@@ -223,60 +218,3 @@ def test_reset_parameters_take_effect() -> None:
     np.testing.assert_allclose(world.racket_positions[:, :, 1], racket_rest_height(30.0), atol=0.005)
     with pytest.raises(ValueError, match="scale"):
         env.reset({"scale": 0.0})
-
-
-def test_heuristic_rallies_to_the_benchmark(run_episodes) -> None:
-    env = LocalEnvironment("Tennis", seed=0)
-    returns, timeouts = run_episodes(env, BRAIN, lambda b: tennis_heuristic(b.vector_observations), 1100)
-    assert sum(timeouts) >= N  # every player played a whole 5000-step episode
-    assert np.mean(returns) >= 0.8 * BENCHMARK, np.round(returns, 2)
-
-
-def test_random_policy_stays_far_below_the_benchmark(run_episodes) -> None:
-    rng = np.random.default_rng(0)
-    env = LocalEnvironment("Tennis", seed=5)
-    returns, _ = run_episodes(env, BRAIN, lambda b: random_actions(rng, len(b.agents)), 300)
-    assert len(returns) >= 200
-    assert np.mean(returns) < 0.05 * BENCHMARK, np.mean(returns)
-
-
-def test_same_seed_same_episode_other_seed_other_episode(roll_out, assert_reproducible) -> None:
-    def trajectory(seed: int) -> np.ndarray:
-        rng = np.random.default_rng(7)
-        batches = roll_out(LocalEnvironment("Tennis", seed=seed), BRAIN, lambda _: random_actions(rng), 30)
-        return np.stack([np.concatenate([b.vector_observations.ravel(), b.rewards]) for b in batches])
-
-    assert_reproducible(trajectory)
-
-
-def test_build_over_grpc_matches_the_in_process_scene(open_build, assert_wire_matches_local) -> None:
-    env = open_build("Tennis", seed=3)
-    assert env.academy_name == "Academy"
-    params = env.brains[BRAIN]
-    assert params.vector_action_space_type == "continuous"
-    assert params.vector_action_space_size == [2]
-    assert params.vector_observation_space_size == 8
-    assert params.num_stacked_vector_observations == 3
-    assert env.reset_parameters == pytest.approx(DEFAULTS)
-
-    def decide(infos):  # type: ignore[no-untyped-def]
-        assert len(infos[BRAIN].agents) == N
-        return {BRAIN: tennis_heuristic(infos[BRAIN].vector_observations)}
-
-    local = LocalEnvironment("Tennis", seed=3)
-    assert_wire_matches_local(
-        env, local, [BRAIN], decide, 40, obs_atol=1e-5, reward_atol=1e-6, config={"angle": 50.0}
-    )
-    np.testing.assert_allclose(np.abs(scene_of(local).world.angles), 50.0)
-
-
-def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
-    workers = two_workers("Tennis", {BRAIN: lambda info: tennis_heuristic(info.vector_observations)})
-    observations = [infos[BRAIN].vector_observations for infos in workers.first]
-    assert all(obs.shape == (N, 24) for obs in observations)
-    assert not np.allclose(observations[0], observations[1])  # worker seeds differ
-    total = 0.0
-    for infos in workers.transitions(60):
-        assert len(infos[BRAIN].agents) == N
-        total += float(np.sum(infos[BRAIN].rewards))
-    assert total > 0.5  # the scripted rallies cross the net through the workers too

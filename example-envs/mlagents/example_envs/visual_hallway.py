@@ -1,0 +1,137 @@
+"""VisualHallway: Hallway seen through the agent's camera instead of rays.
+
+One hall and one agent (the Unity scene has eight halls, seven of them switched off) on brain
+``VisualHallwayLearning``: no vector observation, one 84 x 84 colour camera, discrete [5] as in
+Hallway; the same physics, rewards, reset and episode rules (``hallway``). The 0.9.3 brain asset
+of this scene is a stale placeholder; the brain here is the one the scene was built with (84 x 84
+RGB camera, no vector observation, five actions).
+
+The camera rides on the agent 0.5 above its top, looking ahead, vertical field of view 60
+degrees, near 0.1, far 5000, background (0.504, 0.600, 0.647). It sees the white floor (green for
+0.5 s after the right goal, red after the wrong one, also into the next episode), grey walls, the
+orange or the red block, and the two goals. Deviation: each goal is drawn as a checker board of
+its colour (orange or red) and white; in Unity the goals are white checker boxes with a thin plate
+of their colour along the back edge.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .agent_view import (
+    AGENT_BLUE,
+    FAILURE_RED,
+    FLASH_STEPS,
+    IMAGE_SIZE,
+    SUCCESS_GREEN,
+    WALL_GREY,
+    WHITE,
+    ViewModel,
+    agent_boxes,
+)
+from .hallway import BLOCK_HALF, GOAL_HALF, GROUND, NOSE_CENTER, NOSE_HALF, WALLS, Hallway
+from .sdk.scene import CameraResolution, SceneSpec
+
+ORANGE: tuple[float, float, float] = (0.85, 0.54, 0.0)
+RED: tuple[float, float, float] = (0.76, 0.13, 0.20)
+CLEAR_COLOUR = (0.504, 0.600, 0.647)
+
+
+class VisualHallway(Hallway):
+    """VisualHallway: brain ``VisualHallwayLearning``, one agent, one 84 x 84 RGB camera."""
+
+    brain_name = "VisualHallwayLearning"
+    num_agents = 1
+
+    @classmethod
+    def spec(cls) -> SceneSpec:
+        spec = super().spec()
+        spec.brains = [
+            dataclasses.replace(
+                brain,
+                vector_observation_size=0,
+                num_stacked_vector_observations=1,
+                camera_resolutions=(CameraResolution(IMAGE_SIZE, IMAGE_SIZE, gray_scale=False),),
+            )
+            for brain in spec.brains
+        ]
+        return spec
+
+    def initialize(self) -> None:
+        super().initialize()
+        n = self.num_agents
+        #: physics steps the floor keeps its flash colour, and that colour's material per hall
+        self.flash_steps = np.zeros(n, dtype=np.int64)
+        self.flash_right = np.zeros(n, dtype=bool)
+        view = ViewModel("VisualHallway", CLEAR_COLOUR, fovy=60.0, znear=0.1, zfar=5000.0)
+        view.add_material("floor", WHITE)
+        view.add_material("floor_right", SUCCESS_GREEN, emission=0.5)
+        view.add_material("floor_wrong", FAILURE_RED, emission=0.5)
+        view.add_material("wall", WALL_GREY)
+        view.add_material("agent", AGENT_BLUE, emission=0.6)
+        view.add_material("orange_block", ORANGE, emission=0.6)
+        view.add_material("red_block", RED, emission=0.6)
+        view.add_material("orange_goal", ORANGE, checker=True)
+        view.add_material("red_goal", RED, checker=True)
+        for i, origin in enumerate(self.origins):
+            view.add_box(f"floor{i}", origin + GROUND[0], GROUND[1], "floor")
+            for w, (center, half) in enumerate(WALLS):
+                view.add_box(f"wall{i}_{w}", origin + center, half, "wall")
+        self._agent_mocap = np.array(
+            [
+                view.add_mocap(
+                    f"agent{i}", agent_boxes(0.5, "agent", (NOSE_CENTER[2], NOSE_HALF[0])), camera=True
+                )
+                for i in range(n)
+            ]
+        )
+        zero = (0.0, 0.0, 0.0)
+        self._orange_goal_mocap = np.array(
+            [view.add_mocap(f"orange_goal{i}", [(zero, GOAL_HALF, "orange_goal")]) for i in range(n)]
+        )
+        self._red_goal_mocap = np.array(
+            [view.add_mocap(f"red_goal{i}", [(zero, GOAL_HALF, "red_goal")]) for i in range(n)]
+        )
+        self._orange_block_mocap = np.array(
+            [view.add_mocap(f"orange_block{i}", [(zero, BLOCK_HALF, "orange_block")]) for i in range(n)]
+        )
+        self._red_block_mocap = np.array(
+            [view.add_mocap(f"red_block{i}", [(zero, BLOCK_HALF, "red_block")]) for i in range(n)]
+        )
+        view.build()
+        self.view = view
+        self._floor_geoms = np.array([view.geom(f"floor{i}") for i in range(n)])
+        self._floor_materials = np.array(
+            [view.material("floor"), view.material("floor_right"), view.material("floor_wrong")]
+        )
+
+    def collect_observations(self, agents: np.ndarray) -> np.ndarray:
+        return np.zeros((len(agents), 0), dtype=np.float32)
+
+    def goals_touched(self, right: np.ndarray, wrong: np.ndarray) -> None:
+        self.flash_steps[right] = FLASH_STEPS
+        self.flash_right[right] = True
+        self.flash_steps[wrong] = FLASH_STEPS
+        self.flash_right[wrong] = False
+
+    def physics_step(self) -> None:
+        np.subtract(self.flash_steps, 1, out=self.flash_steps, where=self.flash_steps > 0)
+        super().physics_step()
+
+    def floor_colours(self) -> np.ndarray:
+        """Index of each hall's floor colour: 0 white, 1 green (right goal), 2 red (wrong goal)."""
+        return np.where(self.flash_steps > 0, np.where(self.flash_right, 1, 2), 0)
+
+    def render(self, agents: np.ndarray, camera: int) -> np.ndarray:
+        view, w = self.view, self.world
+        view.place(self._agent_mocap, w.agent_positions, w.agent_yaws)
+        orange_goal, red_goal = self.goal_positions()
+        view.place(self._orange_goal_mocap, orange_goal)
+        view.place(self._red_goal_mocap, red_goal)
+        view.place(self._orange_block_mocap, self.orange_block)
+        view.place(self._red_block_mocap, self.red_block)
+        assert view.model is not None
+        view.model.geom_matid[self._floor_geoms] = self._floor_materials[self.floor_colours()]
+        return view.render(agents.tolist())

@@ -1,0 +1,116 @@
+"""VisualPushBlock: PushBlock seen through the agent's camera instead of rays.
+
+One area and one agent (the Unity scene has eight areas, seven of them switched off) on brain
+``VisualPushBlockLearning``: no vector observation, one 84 x 84 colour camera, discrete [7] as in
+PushBlock; the same physics, rewards, reset, reset parameters and episode rules
+(``push_block``). The 0.9.3 brain asset of this scene is a stale placeholder; the brain here is
+the one its agent's player brain declares (84 x 84 RGB camera, no vector observation, seven
+actions).
+
+The camera rides on the agent 0.5 above its top, looking ahead, vertical field of view 60
+degrees, near 0.3, far 1000, background (0.243, 0.457, 0.792). It sees the white floor (green for
+0.5 s after a goal), grey walls, the orange block (its size follows ``block_scale``) and the
+white checkered goal strip, which turns with the area at every reset.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .agent_view import (
+    AGENT_BLUE,
+    FLASH_STEPS,
+    IMAGE_SIZE,
+    SUCCESS_GREEN,
+    WALL_GREY,
+    WHITE,
+    ViewModel,
+    agent_boxes,
+)
+from .push_block import BLOCK_HALF_HEIGHT, GOAL, GROUND, NOSE_CENTER, NOSE_HALF, WALLS, PushBlock
+from .sdk.scene import CameraResolution, SceneSpec
+
+ORANGE = (0.85, 0.54, 0.0)
+CLEAR_COLOUR = (0.243, 0.457, 0.792)
+
+
+class VisualPushBlock(PushBlock):
+    """VisualPushBlock: brain ``VisualPushBlockLearning``, one agent, one 84 x 84 RGB camera."""
+
+    brain_name = "VisualPushBlockLearning"
+    num_agents = 1
+
+    @classmethod
+    def spec(cls) -> SceneSpec:
+        spec = super().spec()
+        spec.brains = [
+            dataclasses.replace(
+                brain,
+                vector_observation_size=0,
+                num_stacked_vector_observations=1,
+                camera_resolutions=(CameraResolution(IMAGE_SIZE, IMAGE_SIZE, gray_scale=False),),
+            )
+            for brain in spec.brains
+        ]
+        return spec
+
+    def initialize(self) -> None:
+        super().initialize()
+        n = self.num_agents
+        self.flash_steps = np.zeros(n, dtype=np.int64)
+        view = ViewModel("VisualPushBlock", CLEAR_COLOUR, fovy=60.0, znear=0.3, zfar=1000.0)
+        view.add_material("floor", WHITE)
+        view.add_material("floor_goal", SUCCESS_GREEN, emission=0.5)
+        view.add_material("wall", WALL_GREY)
+        view.add_material("agent", AGENT_BLUE, emission=0.6)
+        view.add_material("block", ORANGE, emission=0.6)
+        view.add_material("goal", (0.75, 0.75, 0.75), emission=0.3, checker=True)
+        for i, origin in enumerate(self.origins):
+            view.add_box(f"floor{i}", origin + GROUND[0], GROUND[1], "floor")
+            for w, (center, half) in enumerate(WALLS):
+                view.add_box(f"wall{i}_{w}", origin + center, half, "wall")
+        zero = (0.0, 0.0, 0.0)
+        self._agent_mocap = np.array(
+            [
+                view.add_mocap(
+                    f"agent{i}", agent_boxes(0.5, "agent", (NOSE_CENTER[2], NOSE_HALF[0])), camera=True
+                )
+                for i in range(n)
+            ]
+        )
+        # the goal body sits at the goal's centre; its box keeps the strip's height about it
+        self._goal_mocap = np.array([view.add_mocap(f"goal{i}", [(zero, GOAL[1], "goal")]) for i in range(n)])
+        self._block_mocap = np.array(
+            [view.add_mocap(f"block{i}", [(zero, (1.0, BLOCK_HALF_HEIGHT, 1.0), "block")]) for i in range(n)]
+        )
+        view.build()
+        self.view = view
+        self._floor_geoms = np.array([view.geom(f"floor{i}") for i in range(n)])
+        self._block_geoms = np.array([view.geom(f"block{i}_0") for i in range(n)])
+        self._floor_materials = np.array([view.material("floor"), view.material("floor_goal")])
+
+    def collect_observations(self, agents: np.ndarray) -> np.ndarray:
+        return np.zeros((len(agents), 0), dtype=np.float32)
+
+    def goal_scored(self, agents: np.ndarray) -> None:
+        self.flash_steps[agents] = FLASH_STEPS
+
+    def physics_step(self) -> None:
+        np.subtract(self.flash_steps, 1, out=self.flash_steps, where=self.flash_steps > 0)
+        super().physics_step()
+
+    def render(self, agents: np.ndarray, camera: int) -> np.ndarray:
+        view, w = self.view, self.world
+        assert view.model is not None
+        view.place(self._agent_mocap, w.agent_positions, w.agent_yaws)
+        view.place(self._goal_mocap, w.goal_centers(), w.area_yaws)
+        view.place(self._block_mocap, w.block_positions)
+        # block_scale: the block's width and depth (MuJoCo x and y half sizes)
+        view.model.geom_size[self._block_geoms, 0] = w.block_halves[:, 0]
+        view.model.geom_size[self._block_geoms, 1] = w.block_halves[:, 1]
+        view.model.geom_matid[self._floor_geoms] = self._floor_materials[
+            (self.flash_steps > 0).astype(np.int64)
+        ]
+        return view.render(agents.tolist())
