@@ -39,6 +39,8 @@ def walk_to_large_goal(observations: np.ndarray) -> np.ndarray:
 class Basic(Scene):
     """The Basic scene: brain ``BasicLearning``, discrete [3], 20 observations, 1 agent."""
 
+    supports_extra_agents = True
+
     #: The agent's inspector value (seconds between decisions in inference mode).
     time_between_decisions_at_inference = 0.15
 

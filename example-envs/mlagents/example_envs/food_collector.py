@@ -464,7 +464,7 @@ class FoodCollector(Scene):
 
     @classmethod
     def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
-        return PLAYER_KEYS if brain == BRAIN else None
+        return PLAYER_KEYS if brain == cls.brain_name else None
 
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
         w = self.world

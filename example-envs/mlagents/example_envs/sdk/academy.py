@@ -173,7 +173,8 @@ class Academy:
         frame_time: float = 0.0,
         brain_settings: BrainSettings | None = None,
     ) -> None:
-        self.spec: SceneSpec = scene.spec()
+        settings = brain_settings or BrainSettings()
+        self.spec: SceneSpec = settings.scene_spec(scene.spec())
         self.seed = int(seed)
         self.rng = np.random.default_rng(self.seed % 2**32)
         self.frame_time = float(frame_time)
@@ -255,7 +256,7 @@ class Academy:
         self.scene = scene()
         self.scene.academy = self
         self.scene.initialize()
-        self._setup_brains(brain_settings or BrainSettings())
+        self._setup_brains(settings)
 
     def _setup_brains(self, settings: BrainSettings) -> None:
         """Controllers of the brains that act in the build, recorders, and what Python sees."""

@@ -15,6 +15,12 @@ script, so the same choices are made on the build's command line (see ``cli.py``
   (``previous_vector_actions``), with ``is_training`` false, and never sends actions for it.
 * ``record``: brain -> demonstration name; its agents' decisions are written to
   ``<demo_folder>/<name>.demo`` (``demo_recorder.py``).
+* ``teachers``: teacher brain -> brain it copies. The build declares the teacher brain (the same
+  parameters under the new name) and a copy of the copied brain's agents on it, so that a
+  learner and its teacher play side by side (Unity: a second agent with a Heuristic or Player
+  brain in the Broadcast Hub). A teacher is a ``heuristic`` broadcast brain unless other options
+  say otherwise; its controller decides as the copied brain's would. Only scenes whose
+  ``Scene.supports_extra_agents`` is true (their state is sized by the number of agents) allow it.
 
 A build in which Python sees no brain at all runs on its own, without connecting to Python
 (like a Unity player whose Broadcast Hub is empty).
@@ -150,24 +156,43 @@ class BrainSettings:
     :ivar demo_steps: decisions per recording (0 = until the build stops); a build that runs on its
         own stops once every recording is complete.
     :ivar run_steps: academy steps a build that runs on its own makes before it stops (0 = no limit).
+    :ivar teachers: teacher brain -> the brain whose parameters and agents it copies.
     """
 
     kinds: dict[str, tuple[str, str | None]] = field(default_factory=dict)
     broadcast: set[str] = field(default_factory=set)
     record: dict[str, str] = field(default_factory=dict)
+    teachers: dict[str, str] = field(default_factory=dict)
     demo_folder: str = "Demonstrations"
     demo_steps: int = 0
     run_steps: int = 0
 
     def kind(self, brain: str) -> tuple[str, str | None]:
-        return self.kinds.get(brain, (EXTERNAL, None))
+        default = ("heuristic", None) if brain in self.teachers else (EXTERNAL, None)
+        return self.kinds.get(brain, default)
 
     def is_external(self, brain: str) -> bool:
         return self.kind(brain)[0] == EXTERNAL
 
     def is_visible(self, brain: str) -> bool:
-        """True when Python sees the brain (external, or broadcast)."""
-        return self.is_external(brain) or brain in self.broadcast
+        """True when Python sees the brain (external, broadcast, or a teacher)."""
+        return self.is_external(brain) or brain in self.broadcast or brain in self.teachers
+
+    def scene_spec(self, spec: SceneSpec) -> SceneSpec:
+        """The scene as the build runs it: with the teacher brains and their agents added."""
+        if not self.teachers:
+            return spec
+        brains = list(spec.brains)
+        agents = list(spec.agents)
+        by_name = {brain.name: brain for brain in spec.brains}
+        for teacher, copied in self.teachers.items():
+            brains.append(dataclasses.replace(by_name[copied], name=teacher))
+            agents.extend(dataclasses.replace(g, brain=teacher) for g in spec.agents if g.brain == copied)
+        return dataclasses.replace(spec, brains=brains, agents=agents)
+
+    def scene_brain(self, brain: str) -> str:
+        """The scene's own brain that ``brain`` stands for (the copied one for a teacher)."""
+        return self.teachers.get(brain, brain)
 
     def validate(self, scene: type[Scene], spec: SceneSpec) -> None:
         """Check every name and kind against the scene.
@@ -175,7 +200,22 @@ class BrainSettings:
         :raises BrainSetupError: an unknown brain (the message lists the scene's brains), an unknown
             kind, a kind whose check refuses, or a negative step count.
         """
-        brains = {brain.name: brain for brain in spec.brains}
+        own = {brain.name: brain for brain in spec.brains}
+        for teacher, copied in self.teachers.items():
+            if copied not in own:
+                raise BrainSetupError(
+                    f"--teacher: {spec.academy_name} has no brain '{copied}'; its brains are: {', '.join(own)}."
+                )
+            if teacher in own:
+                raise BrainSetupError(
+                    f"--teacher: the scene already has a brain '{teacher}'; choose another name."
+                )
+            if not scene.supports_extra_agents:
+                raise BrainSetupError(
+                    f"--teacher: {scene.__name__} cannot run extra agents for a teacher (its world has a "
+                    "fixed number of agents); use a scene that allows it, such as Basic."
+                )
+        brains = {brain.name: brain for brain in self.scene_spec(spec).brains}
         names = ", ".join(brains)
         for option, used in (
             ("--brain-type", self.kinds),
@@ -187,13 +227,15 @@ class BrainSettings:
                     raise BrainSetupError(
                         f"{option}: {spec.academy_name} has no brain '{name}'; its brains are: {names}."
                     )
-        for name, (kind, argument) in self.kinds.items():
-            check_brain_type(scene, brains[name], kind, argument)
+        for name in brains:
+            if not self.is_external(name):
+                check_brain_type(scene, own[self.scene_brain(name)], *self.kind(name))
         if self.demo_steps < 0 or self.run_steps < 0:
             raise BrainSetupError("--demo-steps and --run-steps take a number of steps >= 0.")
 
     def visible_spec(self, spec: SceneSpec) -> SceneSpec:
-        """The scene description Python is sent: visible brains only, ``is_training`` = external."""
+        """The scene description Python is sent (``spec`` as the build runs it, see
+        :meth:`scene_spec`): visible brains only, ``is_training`` = external."""
         brains = [
             dataclasses.replace(brain, is_training=brain.is_training and self.is_external(brain.name))
             for brain in spec.brains
@@ -279,6 +321,7 @@ def settings_from_options(
     demo_folder: str = "Demonstrations",
     demo_steps: int = 0,
     run_steps: int = 0,
+    teachers: list[str] | None = None,
 ) -> BrainSettings:
     """A :class:`BrainSettings` from the command-line values (not yet checked against a scene).
 
@@ -296,15 +339,21 @@ def settings_from_options(
         if brain in settings.record and settings.record[brain] != name:
             raise BrainSetupError(f"--record-demo gives brain '{brain}' two demonstration names.")
         settings.record[brain] = name
+    for text in teachers or []:
+        teacher, copied = parse_assignment("--teacher", text, "BasicTeacher=BasicLearning")
+        if settings.teachers.get(teacher, copied) != copied:
+            raise BrainSetupError(f"--teacher gives the teacher '{teacher}' two brains to copy.")
+        settings.teachers[teacher] = copied
     return settings
 
 
 def controllers_for(
     scene: Scene, brains: Mapping[str, BrainSpec], settings: BrainSettings
 ) -> dict[str, BrainController]:
-    """The controllers of every non-external brain of ``scene``."""
+    """The controllers of every non-external brain of ``scene`` (a teacher's decides as the brain
+    it copies)."""
     return {
-        name: create_controller(scene, brain, *settings.kind(name))
-        for name, brain in brains.items()
+        name: create_controller(scene, brains[settings.scene_brain(name)], *settings.kind(name))
+        for name in brains
         if not settings.is_external(name)
     }

@@ -13,7 +13,8 @@ What a Unity scene sets in its brain assets and Broadcast Hub (see ``brains.py``
 ``--brain-type BRAIN=KIND[:ARGUMENT]`` (``external`` by default, ``heuristic``, ``player[:turns]``
 or a registered kind), ``--broadcast BRAIN`` (Python sees a brain the build decides for),
 ``--record-demo BRAIN=NAME`` (write its agents' decisions to ``<folder>/<NAME>.demo``) with
-``--demo-folder DIR`` (default ``Demonstrations``) and ``--demo-steps N``; a build whose brains
+``--demo-folder DIR`` (default ``Demonstrations``) and ``--demo-steps N``, ``--teacher
+TEACHER=BRAIN`` (a heuristic, broadcast copy of BRAIN's agents, for online imitation); a build whose brains
 Python does not see runs on its own: ``--run-steps N``, ``--seed S``. These options are also read
 from the environment variable ``MLAGENTS_BUILD_ARGS`` (placed before the command line's), so a
 build started by ``mlagents-learn`` can be given them. A wrong brain name or kind exits with
@@ -62,6 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", action="append", default=[])
     parser.add_argument("--broadcast", action="append", default=[])
     parser.add_argument("--record-demo", action="append", default=[])
+    parser.add_argument("--teacher", action="append", default=[])
     parser.add_argument("--demo-folder", default="Demonstrations")
     parser.add_argument("--demo-steps", default="0")
     parser.add_argument("--run-steps", default="0")
@@ -92,6 +94,7 @@ def brain_settings(arguments: Sequence[str], scene: type[Scene] | None = None) -
         demo_folder=known.demo_folder,
         demo_steps=_count("--demo-steps", known.demo_steps),
         run_steps=_count("--run-steps", known.run_steps),
+        teachers=known.teacher,
     )
     if scene is not None:
         settings.validate(scene, scene.spec())

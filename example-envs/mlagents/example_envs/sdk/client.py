@@ -88,7 +88,7 @@ def run_client(scene: type[Scene], options: ClientOptions) -> int:
         _sleep_forever()
     name = scene.__name__
     spec = scene.spec()
-    if options.brains.runs_alone(spec):
+    if options.brains.runs_alone(options.brains.scene_spec(spec)):
         return run_alone(scene, options)
     target = f"{options.host}:{options.port}"
     with grpc.insecure_channel(target, options=_CHANNEL_OPTIONS) as channel:
@@ -138,7 +138,8 @@ def _exchange_loop(
     scene: type[Scene], spec: SceneSpec, stub: UnityToExternalStub, options: ClientOptions
 ) -> int:
     name = scene.__name__
-    reply = stub.Exchange(initialization_message(options.brains.visible_spec(spec), options.api_version))
+    visible = options.brains.visible_spec(options.brains.scene_spec(spec))
+    reply = stub.Exchange(initialization_message(visible, options.api_version))
     if reply.header.status != STATUS_OK:
         logger.info("%s: Python refused the initialization (status %d); quitting.", name, reply.header.status)
         return 0

@@ -152,6 +152,9 @@ class Scene(ABC):
 
     #: set by the Academy before ``initialize`` is called
     academy: Academy
+    #: True when the scene's state is sized by ``academy.num_agents``, so that a build can run
+    #: extra agents (the ``--teacher`` option copies a brain's agents for a teacher brain).
+    supports_extra_agents: bool = False
 
     @classmethod
     @abstractmethod

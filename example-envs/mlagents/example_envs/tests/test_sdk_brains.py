@@ -48,6 +48,8 @@ def run_cli(arguments: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[i
         (["--brain-type", "BasicLearning=heuristic:fast"], "takes no argument"),
         (["--demo-steps", "many"], "--demo-steps takes a whole number"),
         (["--brain-type", "BasicLearning=player"], "standard input is not a terminal"),
+        (["--teacher", "T=Nope"], "--teacher: Academy has no brain 'Nope'"),
+        (["--teacher", "BasicLearning=BasicLearning"], "already has a brain 'BasicLearning'"),
     ],
 )
 def test_bad_brain_settings_are_one_line_exit_2(
@@ -141,6 +143,33 @@ def test_hidden_heuristic_brain_next_to_an_external_one() -> None:
     env.close()
 
 
+def test_teacher_needs_a_scene_that_runs_extra_agents(capsys: pytest.CaptureFixture[str]) -> None:
+    status, err = run_cli(["3DBall", "--teacher", "Teacher=3DBallLearning"], capsys)
+    assert status == 2 and "cannot run extra agents" in err
+
+
+def test_teacher_plays_beside_the_learner() -> None:
+    settings = BrainSettings(teachers={"BasicTeacher": BASIC})
+    env = LocalEnvironment("Basic", brain_settings=settings)
+    assert list(env.brains) == [BASIC, "BasicTeacher"]
+    assert env.brains[BASIC].is_training and not env.brains["BasicTeacher"].is_training
+    batches = env.reset()
+    teacher_returns, total = [], 0.0
+    for _ in range(40):
+        observation = batches["BasicTeacher"].vector_observations.copy()
+        # The learner walks left; the teacher plays its heuristic on its own line.
+        batches = env.step({BASIC: np.array([[1.0]], np.float32)})
+        teacher = batches["BasicTeacher"]
+        np.testing.assert_array_equal(teacher.previous_vector_actions, walk_to_large_goal(observation))
+        assert batches[BASIC].previous_vector_actions.tolist() == [[1.0]]
+        total += float(teacher.rewards[0])
+        if teacher.local_done[0]:
+            teacher_returns.append(total)
+            total = 0.0
+    assert len(teacher_returns) >= 5 and np.allclose(teacher_returns, 0.93)
+    env.close()
+
+
 # ---------------------------------------------------------------- over the wire and as a process
 def test_broadcast_heuristic_brain_over_the_wire(free_port_range: Callable[[int], int]) -> None:
     env = UnityEnvironment(
@@ -165,6 +194,23 @@ def test_broadcast_heuristic_brain_over_the_wire(free_port_range: Callable[[int]
         for observation, action in zip(observed, taken):
             np.testing.assert_array_equal(action, walk_to_large_goal(observation.astype(np.float32)))
         assert len(returns) >= 3 and np.allclose(returns, 0.93)
+    finally:
+        env.close()
+
+
+def test_teacher_over_the_wire_through_the_environment_variable(
+    free_port_range: Callable[[int], int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(cli.BUILD_ARGS_VARIABLE, f"--teacher BasicTeacher={BASIC}")
+    env = UnityEnvironment(str(BUILDS / "Basic.x86_64"), base_port=free_port_range(1), no_graphics=True)
+    try:
+        assert env.external_brain_names == [BASIC] and set(env.brains) == {BASIC, "BasicTeacher"}
+        infos = env.reset(train_mode=True)
+        for _ in range(5):
+            observation = infos["BasicTeacher"].vector_observations.astype(np.float32)
+            infos = env.step({BASIC: [[0.0]]})
+            expected = walk_to_large_goal(observation)
+            np.testing.assert_array_equal(infos["BasicTeacher"].previous_vector_actions, expected)
     finally:
         env.close()
 
@@ -255,3 +301,35 @@ def test_player_brain_reads_keys_from_a_terminal(tmp_path: Path) -> None:
     assert stored[1:] == [0, 2, 2, 2, 2, 2, 2, 2]
     assert [bool(info.local_done[0]) for info in infos] == [False] * 8 + [True]
     assert infos[-1].rewards[0] == pytest.approx(0.99)
+
+
+def test_recording_while_python_decides_is_closed_by_quit(
+    free_port_range: Callable[[int], int], tmp_path: Path
+) -> None:
+    env = UnityEnvironment(
+        str(BUILDS / "Basic.x86_64"),
+        base_port=free_port_range(1),
+        no_graphics=True,
+        args=["--record-demo", f"{BASIC}=FromPython", "--demo-folder", str(tmp_path)],
+    )
+    try:
+        assert env.external_brain_names == [BASIC]
+        env.reset(train_mode=True)
+        for _ in range(20):
+            env.step({BASIC: [[2.0]]})
+    finally:
+        env.close()
+    _, infos, expected = load_demonstration(str(tmp_path / "FromPython.demo"))
+    assert expected == len(infos) == 21
+    assert {float(info.previous_vector_actions[0, 0]) for info in infos[1:]} == {2.0}
+
+
+def test_key_names_and_player_actions() -> None:
+    from mlagents.example_envs.sdk.player import key_names, player_actions
+    from mlagents.example_envs.wall_jump import PLAYER_KEYS, WallJump
+
+    assert key_names("wD \x1b[A\x1b[D\x07") == ["w", "d", "space", "up", "left"]
+    brain = WallJump.spec().brains[0]
+    actions = player_actions(brain, PLAYER_KEYS, {"w", "d", "space"}, 2)
+    assert actions.dtype == np.float32 and actions.tolist() == [[1, 2, 0, 1]] * 2
+    assert player_actions(brain, PLAYER_KEYS, set(), 1).tolist() == [[0, 0, 0, 0]]
