@@ -167,6 +167,7 @@ class RunOptions:
     max_lifetime_restarts: int = 10
     restarts_rate_limit_n: int = 1
     restarts_rate_limit_period_s: int = 60
+    video_freq: int = 0
 
     @classmethod
     def from_docopt(cls, options: Mapping[str, Any]) -> RunOptions:
@@ -198,6 +199,7 @@ class RunOptions:
             env_manager=str(options.get("--env-manager", "subprocess")),
             ray_address=_optional_str(options.get("--ray-address")),
             **_restart_options(options),
+            video_freq=_int_option({"--video-freq": options.get("--video-freq", "0")}, "--video-freq", 0),
         )
         run.check()
         return run
@@ -214,6 +216,10 @@ class RunOptions:
         if self.env_path is None and self.num_envs > 1:
             raise CommandLineError(
                 "--num-envs greater than 1 needs an environment executable (--env): the Unity Editor is one instance."
+            )
+        if self.video_freq > 0 and self.env_path is None:
+            raise CommandLineError(
+                "--video-freq needs --env with an example environment (example-envs/builds/<Name>.x86_64)."
             )
         last_port = self.base_port + self.num_runs * self.num_envs - 1
         if last_port > 65535:
