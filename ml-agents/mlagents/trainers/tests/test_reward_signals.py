@@ -45,9 +45,15 @@ def test_unknown_signal():
         create_reward_signal(None, None, "novelty", {"strength": 1.0, "gamma": 0.9})
 
 
-def test_signal_of_a_later_version_says_so():
-    with pytest.raises(UnityTrainerException, match="Unknown reward signal type curiosity: .*not available"):
-        create_reward_signal(None, None, "curiosity", {"strength": 0.02, "gamma": 0.99, "encoding_size": 64})
+def test_every_signal_of_the_0_9_toolkit_is_known():
+    from mlagents.trainers.components.reward_signals.reward_signal_factory import NAME_TO_CLASS
+
+    assert list(NAME_TO_CLASS) == ["extrinsic", "curiosity", "gail"]
+    assert [cls.__name__ for cls in NAME_TO_CLASS.values()] == [
+        "ExtrinsicRewardSignal",
+        "CuriosityRewardSignal",
+        "GAILRewardSignal",
+    ]
 
 
 @pytest.mark.parametrize(
