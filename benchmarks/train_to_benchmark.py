@@ -123,17 +123,24 @@ def timer_shares(timers_path: Path) -> dict[str, float]:
     }
 
 
-def run_one(env: str, num_envs: int, max_minutes: float, verbose: bool) -> Result:
-    brain, targets, _ = TARGETS[env]
-    result = Result(env, num_envs, targets)
+def run_one(
+    env: str,
+    num_envs: int,
+    max_minutes: float,
+    verbose: bool,
+    case: SignalCase | None = None,
+) -> Result:
+    brain, targets, _ = TARGETS[env] if case is None else (case.brain, case.targets, case.note)
+    result = Result(env if case is None else case.name, num_envs, targets)
     build = BUILDS / f"{env}.x86_64"
     with tempfile.TemporaryDirectory(prefix=f"bench-{env}-") as workdir:
         base_port = find_free_port_range(num_envs)
+        config = CONFIG if case is None else case.write_config(Path(workdir))
         command = [
             sys.executable,
             "-m",
             "mlagents.trainers.learn",
-            str(CONFIG),
+            str(config),
             "--env",
             str(build),
             "--train",
@@ -142,6 +149,8 @@ def run_one(env: str, num_envs: int, max_minutes: float, verbose: bool) -> Resul
             "--run-id=bench",
             f"--base-port={base_port}",
         ]
+        if case is not None:
+            command.append(f"--seed={case.seed}")
         log_path = Path(workdir) / "learn.log"
         start = time.monotonic()
         with open(log_path, "w") as log:
@@ -231,13 +240,117 @@ def print_results(results: list[Result]) -> None:
         )
 
 
+# ------------------------------------------------------------------------------------------ reward signals
+#
+# Curiosity: Pyramids (sparse reward: +2 for the gold brick, -0.001 per step) with the shipped
+# PyramidsLearning section (extrinsic + curiosity) against the same section with the extrinsic
+# signal alone, same seed and step budget. GAIL: Basic from the shipped demonstration with the
+# extrinsic strength at 0, so the discriminator alone guides the policy, to 80% of the
+# demonstrator's mean reward.
+
+
+@dataclass
+class SignalCase:
+    """One reward-signal case: an example, its brain, the trainer config it is trained with."""
+
+    name: str
+    env: str
+    brain: str
+    targets: tuple[float, ...]
+    note: str
+    section: dict
+    seed: int = 1
+    extra_sections: dict = field(default_factory=dict)
+
+    def write_config(self, folder: Path) -> Path:
+        import yaml
+
+        shipped = yaml.safe_load(CONFIG.read_text())
+        config = {"default": shipped["default"], self.brain: self.section, **self.extra_sections}
+        path = folder / f"{self.brain}-{self.name}.yaml".replace(" ", "_").replace("+", "_")
+        path.write_text(yaml.safe_dump(config, sort_keys=False))
+        return path
+
+
+def signal_cases() -> dict[str, SignalCase]:
+    import yaml
+
+    shipped = yaml.safe_load(CONFIG.read_text())
+    pyramids = dict(shipped["PyramidsLearning"])
+    extrinsic_only = dict(pyramids, reward_signals={"extrinsic": pyramids["reward_signals"]["extrinsic"]})
+    basic = dict(shipped["BasicLearning"])
+    demo = REPO / "demos" / "ExpertBasic.demo"
+    gail_basic = dict(
+        basic,
+        reward_signals={
+            "extrinsic": {"strength": 0.0, "gamma": 0.9},
+            "gail": {"strength": 1.0, "gamma": 0.9, "encoding_size": 128, "demo_path": str(demo)},
+        },
+    )
+    return {
+        "Pyramids+curiosity": SignalCase(
+            "Pyramids+curiosity", "Pyramids", "PyramidsLearning", (1.75,), "extrinsic + curiosity", pyramids
+        ),
+        "Pyramids-extrinsic": SignalCase(
+            "Pyramids-extrinsic", "Pyramids", "PyramidsLearning", (1.75,), "extrinsic alone", extrinsic_only
+        ),
+        "Basic+GAIL": SignalCase(
+            "Basic+GAIL",
+            "Basic",
+            "BasicLearning",
+            (0.8 * 0.93,),
+            "GAIL alone (extrinsic strength 0), 80% of the demonstrator's 0.93",
+            gail_basic,
+        ),
+    }
+
+
+def run_signal_cases(names: list[str], num_envs: int, max_minutes: float, verbose: bool) -> list[Result]:
+    cases = signal_cases()
+    results = []
+    for name in names:
+        case = cases.get(name)
+        if case is None:
+            print(f"Unknown case {name}; choose from {', '.join(cases)}.")
+            continue
+        wanted = ", ".join(f"{t:g}" for t in case.targets)
+        print(
+            f"{name} ({case.brain}, {case.note}), --num-envs={num_envs}, --seed={case.seed}: training to mean "
+            f"reward {wanted} ...",
+            flush=True,
+        )
+        result = run_one(case.env, num_envs, max_minutes, verbose, case)
+        reached = ", ".join(
+            f"{t:g} at step {s:.0f} after {sec:.0f} s" for t, (s, sec) in result.reached.items()
+        )
+        print(
+            f"  -> {result.stop_reason}; {reached or 'benchmark not reached'}; best mean {result.best_mean:.3f}; "
+            f"last step {result.last_step:.0f}",
+            flush=True,
+        )
+        results.append(result)
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--envs", default="Basic,3DBall", help="comma-separated environments (Basic, 3DBall)")
+    parser.add_argument(
+        "--signal-cases",
+        default="",
+        help="comma-separated reward-signal cases instead of --envs (Pyramids+curiosity, Pyramids-extrinsic, "
+        "Basic+GAIL); uses the first --num-envs value",
+    )
     parser.add_argument("--num-envs", default="1,4", help="comma-separated --num-envs values")
     parser.add_argument("--max-minutes", type=float, default=20.0, help="time limit per run (minutes)")
     parser.add_argument("--verbose", action="store_true", help="echo the output of mlagents-learn")
     args = parser.parse_args()
+
+    if args.signal_cases:
+        names = [n.strip() for n in args.signal_cases.split(",") if n.strip()]
+        num_envs = int(args.num_envs.split(",")[0])
+        print_results(run_signal_cases(names, num_envs, args.max_minutes, args.verbose))
+        return
 
     results = []
     for env in [e.strip() for e in args.envs.split(",") if e.strip()]:
