@@ -345,3 +345,65 @@ def test_checkpoint_holds_the_discriminator_and_export_holds_the_policy_only(ppo
 
     names = [t["name"] for layer in read_nn(policy.model_path + ".nn")["layers"] for t in layer["tensors"]]
     assert names and not [name for name in names if "gail" in name.lower()]
+
+
+def test_shipped_gail_config(tmp_path, monkeypatch):
+    """config/gail_config.yaml as in 0.9: read in a folder that has its demonstrations."""
+    from mlagents.trainers.trainer_util import load_trainer_config
+
+    repo = Path(__file__).resolve().parents[4]
+    (tmp_path / "demos").mkdir()
+    for name in ("ExpertPyramid", "ExpertCrawlerSta", "ExpertPush", "ExpertHallway"):
+        (tmp_path / "demos" / f"{name}.demo").write_bytes(b"")
+    monkeypatch.chdir(tmp_path)
+    config = load_trainer_config(str(repo / "config" / "gail_config.yaml"))
+    assert not config.unavailable
+
+    def signals(brain):
+        return {name: s.to_dict() for name, s in config.for_brain(brain).reward_signals.items()}
+
+    def gail(strength, demo):
+        return {
+            "strength": strength,
+            "gamma": 0.99,
+            "demo_path": demo,
+            "encoding_size": 128,
+            "learning_rate": 3e-4,
+            "use_actions": False,
+            "use_vail": False,
+        }
+
+    extrinsic = {"strength": 1.0, "gamma": 0.99}
+    pyramids = config.for_brain("PyramidsLearning")
+    assert signals("PyramidsLearning") == {
+        "extrinsic": extrinsic,
+        "curiosity": {"strength": 0.02, "gamma": 0.99, "encoding_size": 256, "learning_rate": 3e-4},
+        "gail": gail(0.01, "demos/ExpertPyramid.demo"),
+    }
+    assert pyramids.pretraining is not None
+    assert (pyramids.pretraining.demo_path, pyramids.pretraining.strength, pyramids.pretraining.steps) == (
+        "./demos/ExpertPyramid.demo",
+        0.5,
+        10000,
+    )
+    assert (pyramids.batch_size, pyramids.buffer_size, pyramids.hidden_units, pyramids.time_horizon) == (
+        128,
+        2048,
+        512,
+        128,
+    )
+    assert signals("CrawlerStaticLearning") == {"gail": gail(1.0, "demos/ExpertCrawlerSta.demo")}
+    assert config.for_brain("CrawlerStaticLearning").normalize
+    assert signals("PushBlockLearning") == {"gail": gail(1.0, "demos/ExpertPush.demo")}
+    hallway = config.for_brain("HallwayLearning")
+    assert hallway.use_recurrent and hallway.memory_size == 256
+    assert signals("HallwayLearning") == {
+        "extrinsic": extrinsic,
+        "gail": gail(0.1, "demos/ExpertHallway.demo"),
+    }
+    default = config.for_brain("SomeOtherBrain")
+    assert (default.batch_size, default.vis_encode_type, list(default.reward_signals)) == (
+        1024,
+        "simple",
+        ["extrinsic"],
+    )

@@ -12,7 +12,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from learn_helpers import BASIC_LEARNING, LearnProcess, assert_nothing_left  # beside the tests, see conftest
+from learn_helpers import (
+    BASIC_LEARNING,
+    LearnProcess,
+    assert_nothing_left,
+    run_learn,
+)  # beside the tests, see conftest
 from tensorboard.backend.event_processing import event_accumulator
 
 from mlagents.envs.communicator_objects import DemonstrationMetaProto
@@ -180,3 +185,48 @@ def test_curiosity_finds_the_sparse_reward_that_ppo_alone_misses(tmp_path, free_
         "Curiosity" in tag for tag in tags(tmp_path / "alone" / "summaries" / "alone_CorridorLearning")
     )
     assert os.path.isfile(tmp_path / "curiosity" / "models" / "curiosity-0" / "CorridorLearning.nn")
+
+
+def one_error_line(status, err):
+    assert status == 1, err
+    assert "Traceback" not in err, err
+    errors = [line for line in err.splitlines() if line.startswith("ERROR:")]
+    assert len(errors) == 1, err
+    return errors[0]
+
+
+def gail_section(**gail):
+    return dict(
+        BASIC_LEARNING,
+        max_steps=100,
+        reward_signals={
+            "extrinsic": {"strength": 1.0, "gamma": 0.9},
+            "gail": {"strength": 1.0, "gamma": 0.9, **gail},
+        },
+    )
+
+
+def test_a_missing_key_stops_before_any_build_starts(tmp_path):
+    write_config(tmp_path / "config.yaml", gail_section())
+    # The "build" does not exist: the configuration error comes first.
+    status, _, err = run_learn(tmp_path, "config.yaml", "--env", tmp_path / "NoBuild.x86_64", "--train")
+    line = one_error_line(status, err)
+    assert "The hyper-parameter demo_path could not be found for GAILRewardSignal" in line
+
+
+@pytest.mark.skipif(not BASIC.exists(), reason="the Basic build is missing")
+def test_a_demonstration_of_another_brain_stops_the_run(tmp_path, free_port_range):
+    """Found when the trainer is built, right after the environment started (a missing demo_path is
+    found the same way, see test_gail)."""
+    from test_gail import write_demo
+
+    write_demo(tmp_path / "other.demo", brain_name="Other", vec=20, actions=(2,), continuous=True)
+    write_config(tmp_path / "config.yaml", gail_section(demo_path="other.demo"))
+    port = free_port_range(1)
+    status, _, err = run_learn(tmp_path, "config.yaml", "--env", BASIC, "--train", "--base-port", port)
+    line = one_error_line(status, err)
+    assert (
+        "The demonstrations other.demo (brain Other) do not fit brain BasicLearning: continuous actions [2]"
+        in line
+    )
+    assert_nothing_left([port])
