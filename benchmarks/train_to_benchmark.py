@@ -246,7 +246,8 @@ def print_results(results: list[Result]) -> None:
 # PyramidsLearning section (extrinsic + curiosity) against the same section with the extrinsic
 # signal alone, same seed and step budget. GAIL: Basic from the shipped demonstration with the
 # extrinsic strength at 0, so the discriminator alone guides the policy, to 80% of the
-# demonstrator's mean reward.
+# demonstrator's mean reward. The discriminator sees the actions (use_actions): Basic's expert
+# states alone do not tell the policy to hurry.
 
 
 @dataclass
@@ -284,7 +285,13 @@ def signal_cases() -> dict[str, SignalCase]:
         basic,
         reward_signals={
             "extrinsic": {"strength": 0.0, "gamma": 0.9},
-            "gail": {"strength": 1.0, "gamma": 0.9, "encoding_size": 128, "demo_path": str(demo)},
+            "gail": {
+                "strength": 1.0,
+                "gamma": 0.9,
+                "encoding_size": 128,
+                "demo_path": str(demo),
+                "use_actions": True,
+            },
         },
     )
     return {
