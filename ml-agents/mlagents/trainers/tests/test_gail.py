@@ -298,8 +298,10 @@ def test_demo_folder_mismatch_and_missing_path(ppo_params, tmp_path):
     folder.mkdir()
     write_demo(folder / "a.demo", episodes=2)
     write_demo(folder / "b.demo", episodes=1, seed=1)
-    policy = PPOPolicy(1, BRAIN, gail_params(ppo_params, str(folder)), True)
+    policy = PPOPolicy(1, BRAIN, {**gail_params(ppo_params, str(folder)), "normalize": True}, True)
     assert len(policy.reward_signals["gail"].demonstration_buffer["actions"]) == 17
+    # The discriminator reads vector observations normalized with the policy's running statistics.
+    assert policy.reward_signals["gail"].normalizer is policy.model.normalizer is not None
     wrong = write_demo(tmp_path / "wrong.demo", brain_name="Other", actions=(2,), continuous=True)
     with pytest.raises(UnityTrainerException, match=r"do not fit brain Brain: continuous actions \[2\]"):
         PPOPolicy(1, BRAIN, gail_params(ppo_params, wrong), True)
@@ -407,3 +409,26 @@ def test_shipped_gail_config(tmp_path, monkeypatch):
         "simple",
         ["extrinsic"],
     )
+
+
+def test_visual_observations_are_encoded_and_trained():
+    """Cameras go through the discriminator's own encoder (one per camera, shared by expert and
+    policy steps), whose weights the loss trains."""
+    rng = np.random.default_rng(6)
+    model = GAILModel(3, [(36, 36, 3)], [2], True, 8, True, False, Initializer(1), seed=2)
+    assert model.input_width == 8 + 3 + 2 + 1
+
+    def batch(prefix):
+        return {
+            f"{prefix}vector_observation": rng.normal(size=(4, 3)).astype(np.float32),
+            f"{prefix}visual_observation_0": rng.uniform(size=(4, 36, 36, 3)).astype(np.float32),
+            f"{prefix}actions": rng.uniform(-1, 1, (4, 2)).astype(np.float32),
+            f"{prefix}done": np.zeros(4, np.float32),
+        }
+
+    with tf.GradientTape() as tape:
+        loss = model.losses(batch(""), batch("expert_"), None)["loss"]
+    encoder = model.visual_encoders[0].trainable_variables
+    gradients = tape.gradient(loss, encoder)
+    assert encoder and all(g is not None and np.abs(g.numpy()).sum() > 0 for g in gradients)
+    assert model.reward(batch(""), None).shape == (4,)
