@@ -96,6 +96,11 @@ class CuriosityRewardSignal(RewardSignal):
         self._reward_fn = FixedSignatureFunction(reward, [model.input_signature(with_masks=False)])
         self._train_fn = FixedSignatureFunction(train, [model.input_signature(with_masks=True)])
 
+    @classmethod
+    def check_config(cls, config_dict: dict[str, Any] | None, param_keys: list[str] | None = None) -> None:
+        """Curiosity needs ``strength``, ``gamma`` and ``encoding_size``."""
+        super().check_config(config_dict, ["strength", "gamma", "encoding_size"])
+
     def checkpoint_objects(self) -> dict[str, tf.Module]:
         """What a checkpoint of the policy keeps of the signal: the module and its optimizer."""
         return {"model": self.model, "optimizer": self.optimizer}

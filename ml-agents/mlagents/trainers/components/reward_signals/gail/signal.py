@@ -161,6 +161,11 @@ class GAILRewardSignal(RewardSignal):
             train, [model.input_signature(), model.input_signature("expert_")]
         )
 
+    @classmethod
+    def check_config(cls, config_dict: dict[str, Any] | None, param_keys: list[str] | None = None) -> None:
+        """GAIL needs ``strength``, ``gamma`` and ``demo_path``."""
+        super().check_config(config_dict, ["strength", "gamma", "demo_path"])
+
     def checkpoint_objects(self) -> dict[str, tf.Module]:
         """What a checkpoint of the policy keeps of the signal: the discriminator and its optimizer."""
         return {"model": self.model, "optimizer": self.optimizer}
