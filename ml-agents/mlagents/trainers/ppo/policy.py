@@ -115,6 +115,14 @@ class PPOPolicy(TFPolicy):
         else:
             self._initialize_graph()
 
+    def _checkpoint_objects(self) -> dict[str, Any]:
+        # The reward signals' networks and optimizers are saved and restored with the policy's.
+        objects = super()._checkpoint_objects()
+        for name, signal in self.reward_signals.items():
+            for key, trackable in signal.checkpoint_objects().items():
+                objects[f"{name}_{key}"] = trackable
+        return objects
+
     # ------------------------------------------------------------------ tf.functions
 
     def _build_functions(self) -> None:
