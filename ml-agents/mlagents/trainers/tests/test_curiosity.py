@@ -237,7 +237,7 @@ def test_checkpoint_holds_the_module_and_export_holds_the_policy_only(curiosity_
     sys.path.insert(0, str(Path(__file__).parent))
     from test_barracuda_export import read_nn
 
-    names = [t["name"] for layer in read_nn(policy.model_path + ".nn")["layers"] for t in layer["tensors"]]
+    names = list(read_nn(policy.model_path + ".nn").tensors())
     assert names and not [name for name in names if "curiosity" in name.lower()]
 
 
