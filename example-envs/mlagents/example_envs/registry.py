@@ -26,6 +26,8 @@ SCENES: dict[str, str] = {
     "FoodCollector": "mlagents.example_envs.food_collector:FoodCollector",
     "Pyramids": "mlagents.example_envs.pyramids:Pyramids",
     "SoccerTwos": "mlagents.example_envs.soccer:SoccerTwos",
+    "CrawlerStatic": "mlagents.example_envs.crawler:CrawlerStatic",
+    "CrawlerDynamic": "mlagents.example_envs.crawler:CrawlerDynamic",
 }
 
 for _name, _path in SCENES.items():
