@@ -28,6 +28,7 @@ SCENES: dict[str, str] = {
     "SoccerTwos": "mlagents.example_envs.soccer:SoccerTwos",
     "CrawlerStatic": "mlagents.example_envs.crawler:CrawlerStatic",
     "CrawlerDynamic": "mlagents.example_envs.crawler:CrawlerDynamic",
+    "Walker": "mlagents.example_envs.walker:Walker",
 }
 
 for _name, _path in SCENES.items():
