@@ -30,6 +30,8 @@ ground), at rest; drive targets and strengths keep their last values.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from .crawler_body import PARTS, SPAWN_HEIGHT, TIMESTEP, CrawlerSite
@@ -47,6 +49,17 @@ BODY_SCALE = 1.05
 TARGET_RADIUS = 50.0  # CrawlerDynamic respawns the target within this distance of the platform centre
 GROUND_TOP = 0.5
 _UP = np.array([0.0, 1.0, 0.0])
+#: Player brain keys (actions start at 0: mid-range targets at half strength): Q/W/E/R lower and
+#: A/S/D/F raise the thighs of legs 0..3 (hip X), T/Y/U/I and G/H/J/K sweep them (hip Y +/-),
+#: Z/X/C/V fold and 1/2/3/4 straighten the knees.
+PLAYER_KEYS: dict[str, tuple[int, float]] = {
+    **{key: (2 * leg, 1.0) for leg, key in enumerate("qwer")},
+    **{key: (2 * leg, -1.0) for leg, key in enumerate("asdf")},
+    **{key: (2 * leg + 1, 1.0) for leg, key in enumerate("tyui")},
+    **{key: (2 * leg + 1, -1.0) for leg, key in enumerate("ghjk")},
+    **{key: (8 + leg, 1.0) for leg, key in enumerate("zxcv")},
+    **{key: (8 + leg, -1.0) for leg, key in enumerate("1234")},
+}
 
 
 def look_frames(direction: np.ndarray) -> np.ndarray:
@@ -165,6 +178,10 @@ class _Crawler(Scene):
 
     def touch_targets(self, touching: np.ndarray) -> None:
         """Target contact (CrawlerDynamic only)."""
+
+    @classmethod
+    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
+        return PLAYER_KEYS if brain == cls.BRAIN else None
 
     def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
         steps = self.academy.agent_step_counts[agents]

@@ -24,6 +24,8 @@ the floor) at rest, the torso masses from the reset parameters.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from .sdk.academy import DecisionBatch
@@ -47,6 +49,15 @@ RESET_PARAMETERS = {"gravity": 9.81, "hip_mass": 15.0, "chest_mass": 8.0, "spine
 _OBSERVED = [PART_INDEX[p] for p in ("chest", "spine", "thighL", "shinL", "thighR", "shinR")] + [
     PART_INDEX[p] for p in ("armL", "forearmL", "armR", "forearmR")
 ]
+#: Player brain keys (actions start at 0: mid-range targets at half strength): Q/A and W/S swing
+#: the left and right thighs forward/back, E/D and R/F bend/straighten the knees, T/G and Y/H
+#: swing the left and right arms, U/J bend the chest and I/K the spine forward/back.
+PLAYER_KEYS: dict[str, tuple[int, float]] = {
+    "q": (6, -1.0), "a": (6, 1.0), "w": (8, -1.0), "s": (8, 1.0),
+    "e": (10, 1.0), "d": (10, -1.0), "r": (11, 1.0), "f": (11, -1.0),
+    "t": (18, 1.0), "g": (18, -1.0), "y": (20, 1.0), "h": (20, -1.0),
+    "u": (0, 1.0), "j": (0, -1.0), "i": (3, 1.0), "k": (3, -1.0),
+}  # fmt: skip
 _HEAD = PART_INDEX["head"]
 _FEET = [PART_INDEX["footL"], PART_INDEX["footR"]]
 
@@ -156,6 +167,10 @@ class Walker(Scene):
         if fallen.size:
             self.academy.set_reward(fallen, -1.0)
             self.academy.done(fallen)
+
+    @classmethod
+    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
+        return PLAYER_KEYS if brain == BRAIN else None
 
     def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
         return walker_heuristic(batch.vector_observations)
