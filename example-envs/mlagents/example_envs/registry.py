@@ -30,6 +30,9 @@ SCENES: dict[str, str] = {
     "VisualPushBlock": "mlagents.example_envs.visual_push_block:VisualPushBlock",
     "VisualPyramids": "mlagents.example_envs.visual_pyramids:VisualPyramids",
     "VisualFoodCollector": "mlagents.example_envs.visual_food_collector:VisualFoodCollector",
+    "CrawlerStatic": "mlagents.example_envs.crawler:CrawlerStatic",
+    "CrawlerDynamic": "mlagents.example_envs.crawler:CrawlerDynamic",
+    "Walker": "mlagents.example_envs.walker:Walker",
 }
 
 for _name, _path in SCENES.items():

@@ -1,0 +1,179 @@
+"""Every walker of the scene in one MuJoCo model: state in Unity axes, drives, masses, contacts.
+
+Arrays are per walker ``(n, ...)``; parts follow :data:`.walker_body.PARTS` (observation order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import mujoco
+import numpy as np
+
+from .walker_body import (
+    DAMPER,
+    INITIAL_DAMPER,
+    MAX_FORCE,
+    PART_INDEX,
+    PARTS,
+    SPRING,
+    STRENGTH_ACTIONS,
+    SUBSTEPS,
+    TARGET_ACTIONS,
+    TIMESTEP,
+    actuators_xml,
+    axis_range,
+    hinges,
+    mj,
+    walker_xml,
+)
+
+NUM_PARTS = len(PARTS)
+#: the damper plus the damping PhysX's implicit drive adds at its 0.01333 s step (spring x step)
+DRIVE_DAMPING = DAMPER + SPRING * TIMESTEP
+HINGE_LIST = hinges()
+NUM_HINGES = len(HINGE_LIST)
+#: for each of the 26 target actions, the hinge it sets
+_TARGET_HINGE = np.array([HINGE_LIST.index(a) for a in TARGET_ACTIONS])
+_HINGE_RANGES = np.array([axis_range(PARTS[PART_INDEX[p]], a) for p, a in HINGE_LIST])
+_HINGE_PART = np.array([PART_INDEX[p] for p, _ in HINGE_LIST])
+_STRENGTH_PART = np.array([PART_INDEX[p] for p in STRENGTH_ACTIONS])
+
+
+class WalkerWorld:
+    """``hips``: spawn positions of the walkers' hips ``(n, 3)``, Unity axes; ``floor_top``: the
+    floor's height."""
+
+    def __init__(self, hips: Sequence[np.ndarray], floor_top: float) -> None:
+        n = len(hips)
+        self.n = n
+        xml = (
+            '<mujoco model="Walker">'
+            f'<option timestep="{TIMESTEP / SUBSTEPS:.8g}" integrator="implicitfast" gravity="0 0 -9.81"/>'
+            '<compiler angle="degree"/>'
+            '<default><geom friction="0.6 0.005 0.0001" margin="0.01" gap="0.01"/>'
+            '<joint limited="true"/></default><worldbody>'
+            f'<geom name="ground" type="plane" size="0 0 1" pos="0 0 {floor_top}"/>'
+            + "".join(walker_xml(i, h) for i, h in enumerate(hips))
+            + "</worldbody><actuator>"
+            + "".join(actuators_xml(i) for i in range(n))
+            + "</actuator></mujoco>"
+        )
+        self.model = m = mujoco.MjModel.from_xml_string(xml)
+        self.data = mujoco.MjData(m)
+        self.parts = np.array(
+            [
+                [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, f"{p.name}_{i}") for p in PARTS]
+                for i in range(n)
+            ]
+        )
+        nq, nv = 7 + NUM_HINGES, 6 + NUM_HINGES
+        self._qpos = self.data.qpos.reshape(n, nq)
+        self._qvel = self.data.qvel.reshape(n, nv)
+        self._ctrl = self.data.ctrl.reshape(n, NUM_HINGES)
+        self._force = m.actuator_forcerange.reshape(n, NUM_HINGES, 2)
+        self._damping = m.dof_damping.reshape(n, nv)[:, 6:]
+        self._damping[:] = INITIAL_DAMPER
+        self.ground = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, "ground")
+        self._geom_agent = np.full(m.ngeom, -1)
+        self._geom_part = np.full(m.ngeom, -1)
+        for i in range(n):
+            for j, body in enumerate(self.parts[i]):
+                geoms = np.flatnonzero(m.geom_bodyid == body)
+                self._geom_agent[geoms] = i
+                self._geom_part[geoms] = j
+        self.qpos0 = self.data.qpos.copy()
+        self._mass0 = m.body_mass.copy()
+        self._inertia0 = m.body_inertia.copy()
+        self.norm_targets = np.zeros((n, NUM_PARTS, 3), dtype=np.float32)
+        self.strengths = np.zeros((n, NUM_PARTS), dtype=np.float32)
+        self.touching_ground = np.zeros((n, NUM_PARTS), dtype=bool)
+        self._tree_roots = m.body_rootid[self.parts]
+        self._update_frames()
+
+    # ------------------------------------------------------------ state, Unity axes
+    def positions(self) -> np.ndarray:
+        """Part transform origins ``(n, 16, 3)``."""
+        return mj(self.data.xpos[self.parts])
+
+    def hips_axes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The hips' right, up and forward ``(n, 3)`` each (local x = right = -L at spawn)."""
+        xmat = self.data.xmat[self.parts[:, 0]].reshape(self.n, 3, 3)
+        return -mj(xmat[:, :, 1]), mj(xmat[:, :, 2]), mj(xmat[:, :, 0])
+
+    def velocities(self) -> tuple[np.ndarray, np.ndarray]:
+        """Angular velocities (pseudo-vectors: sign flipped by the axis swap) and centre-of-mass
+        velocities ``(n, 16, 3)`` each."""
+        cvel = self.data.cvel[self.parts]
+        omega = cvel[..., :3]
+        offset = self.data.xipos[self.parts] - self.data.subtree_com[self._tree_roots]
+        return -mj(omega), mj(cvel[..., 3:] + np.cross(omega, offset))
+
+    # ------------------------------------------------------------ changes
+    def set_drives(self, agents: np.ndarray, actions: np.ndarray) -> None:
+        """Targets from actions 0..25 (each mapped from [-1, 1] to its axis range, clamped) and
+        strengths from 26..38 (force cap (s + 1) / 2 x 25000, a negative cap acting as 0)."""
+        a = actions.astype(np.float64)
+        k = agents.size
+        t = np.clip((a[:, :26] + 1.0) * 0.5, 0.0, 1.0)
+        low, high = _HINGE_RANGES[_TARGET_HINGE, 0], _HINGE_RANGES[_TARGET_HINGE, 1]
+        ctrl = self._ctrl[agents]
+        ctrl[:, _TARGET_HINGE] = np.radians(low + (high - low) * t)
+        self._ctrl[agents] = ctrl
+        norm = self.norm_targets[agents]
+        for j, (part, axis) in enumerate(TARGET_ACTIONS):
+            norm[:, PART_INDEX[part], axis] = t[:, j]
+        self.norm_targets[agents] = norm
+        part_strength = np.zeros((k, NUM_PARTS))
+        part_strength[:, _STRENGTH_PART] = (a[:, 26:39] + 1.0) * 0.5
+        strengths = self.strengths[agents]
+        strengths[:, _STRENGTH_PART] = part_strength[:, _STRENGTH_PART]
+        self.strengths[agents] = strengths
+        cap = np.maximum(part_strength[:, _HINGE_PART], 0.0) * MAX_FORCE
+        force = self._force[agents]
+        force[..., 0], force[..., 1] = -cap, cap
+        self._force[agents] = force
+        self._damping[agents] = DRIVE_DAMPING * np.clip(part_strength[:, _HINGE_PART], 0.0, 1.0)
+
+    def set_masses(self, agents: np.ndarray, masses: dict[str, float]) -> None:
+        """Set the mass of the named parts (inertia scaled with it, as Unity's rigidbody does)."""
+        for name, mass in masses.items():
+            bodies = self.parts[agents, PART_INDEX[name]]
+            ratio = mass / self._mass0[bodies]
+            self.model.body_mass[bodies] = mass
+            self.model.body_inertia[bodies] = self._inertia0[bodies] * ratio[:, None]
+        # (the dynamics read masses and inertias at every step; nothing derived needs refreshing)
+
+    def set_gravity(self, gravity: float) -> None:
+        self.model.opt.gravity[:] = (0.0, 0.0, -gravity)
+
+    def reset_bodies(self, agents: np.ndarray) -> None:
+        """Teleport the walkers of ``agents`` back to their spawn pose at rest, contact flags cleared."""
+        self._qpos[agents] = self.qpos0.reshape(self.n, -1)[agents]
+        self._qvel[agents] = 0.0
+        self.touching_ground[agents] = False
+        self._update_frames()
+
+    def step(self) -> np.ndarray:
+        """One physics step; returns which parts started touching the ground ``(n, 16)``."""
+        ground = np.zeros((self.n, NUM_PARTS), dtype=bool)
+        for _ in range(SUBSTEPS):
+            mujoco.mj_step(self.model, self.data)
+            ncon = self.data.ncon
+            if ncon:
+                geoms = self.data.contact.geom[:ncon]
+                g1, g2 = geoms[:, 0], geoms[:, 1]
+                other = np.where(g1 == self.ground, g2, np.where(g2 == self.ground, g1, -1))
+                hits = other[other >= 0]
+                agent = self._geom_agent[hits]
+                ok = agent >= 0
+                ground[agent[ok], self._geom_part[hits[ok]]] = True
+        self._update_frames()
+        started = ground & ~self.touching_ground
+        self.touching_ground = ground
+        return started
+
+    def _update_frames(self) -> None:
+        mujoco.mj_kinematics(self.model, self.data)
+        mujoco.mj_comPos(self.model, self.data)
+        mujoco.mj_comVel(self.model, self.data)
