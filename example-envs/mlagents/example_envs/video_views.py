@@ -22,6 +22,10 @@ VIEWS: dict[str, View] = {
     "Tennis": View((-45.6, 0.0, 4.0), 42.0, azimuth=90.0, elevation=0.0),
     "Reacher": View((-40.0, 0.0, -4.0), 26.0, azimuth=90.0, elevation=-20.0),
     "Bouncer": View((0.0, 0.0, 2.0), 50.0, azimuth=90.0, elevation=-30.0),
+    # The first crawler or walker at its spawn point (Unity's y up is MuJoCo's z).
+    "CrawlerStatic": View((-200.0, -300.0, 2.0), 12.0, azimuth=90.0, elevation=-25.0),
+    "CrawlerDynamic": View((0.0, 0.0, 2.0), 12.0, azimuth=90.0, elevation=-25.0),
+    "Walker": View((-500.0, -250.0, 3.0), 10.0, azimuth=90.0, elevation=-15.0),
 }
 
 for _name, _view in VIEWS.items():
