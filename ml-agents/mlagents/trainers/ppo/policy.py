@@ -115,6 +115,12 @@ class PPOPolicy(TFPolicy):
         else:
             self._initialize_graph()
 
+    def _optional_checkpoint_objects(self) -> dict[str, Any]:
+        # The pretraining optimizer's moments and step count continue with --load.
+        if self.bc_module is None:
+            return {}
+        return {"pretraining_optimizer": self.bc_module.model.optimizer}
+
     # ------------------------------------------------------------------ tf.functions
 
     def _build_functions(self) -> None:
