@@ -21,3 +21,79 @@ def free_port_range() -> Callable[[int], int]:
     """``free_port_range(count)``: a base port whose ``count`` consecutive loopback ports are
     free right now (for ``UnityEnvironment(base_port=...)`` with ``count`` workers)."""
     return find_free_port_range
+
+
+# ------------------------------------------------------------------ tests that render with OpenGL
+#
+# Mesa's software OpenGL (llvmpipe) and TensorFlow each carry their own copy of LLVM, and a
+# process that loads both crashes (a segmentation fault when rendering after TensorFlow was
+# imported, an abort at exit the other way round). The suite imports TensorFlow while it collects
+# the trainer tests, so tests marked ``renders`` run in a fresh Python process of their own: the
+# first marked test of a module runs all the module's marked tests there, and each test then
+# reports the outcome it had in that process.
+
+RENDER_CHILD_VARIABLE = "MLAGENTS_TEST_RENDERING_PROCESS"
+_rendered_outcomes: dict[str, tuple[str, str]] = {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "renders: renders with OpenGL, so it runs in a Python process without TensorFlow"
+    )
+
+
+def _run_marked_tests_of_module(item: pytest.Item) -> None:
+    """Runs the ``renders`` tests of ``item``'s module in a child pytest and records each outcome."""
+    import os
+    import subprocess
+    import sys
+    import xml.etree.ElementTree as ElementTree
+    from pathlib import Path
+
+    node_ids = [
+        other.nodeid
+        for other in item.session.items
+        if other.path == item.path and other.get_closest_marker("renders") is not None
+    ]
+    with tempfile.TemporaryDirectory() as folder:
+        report = Path(folder) / "outcomes.xml"
+        process = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", f"--junitxml={report}", *node_ids],
+            cwd=item.config.rootpath,
+            env={**os.environ, RENDER_CHILD_VARIABLE: "1"},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        output = process.stdout[-6000:] + process.stderr[-3000:]
+        outcomes: dict[str, tuple[str, str]] = {}
+        if report.exists():
+            for case in ElementTree.parse(report).getroot().iter("testcase"):
+                problem = next(iter(case), None)
+                if problem is None or problem.tag in ("system-out", "system-err"):
+                    outcomes[case.get("name", "")] = ("passed", "")
+                elif problem.tag == "skipped":
+                    outcomes[case.get("name", "")] = ("skipped", problem.get("message", ""))
+                else:
+                    outcomes[case.get("name", "")] = ("failed", problem.text or problem.get("message", ""))
+    for node_id in node_ids:
+        name = node_id.rsplit("::", 1)[-1]
+        _rendered_outcomes[node_id] = outcomes.get(
+            name, ("failed", f"no outcome from the rendering process (exit {process.returncode}):\n{output}")
+        )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    import os
+
+    if pyfuncitem.get_closest_marker("renders") is None or os.environ.get(RENDER_CHILD_VARIABLE):
+        return None
+    if pyfuncitem.nodeid not in _rendered_outcomes:
+        _run_marked_tests_of_module(pyfuncitem)
+    outcome, text = _rendered_outcomes[pyfuncitem.nodeid]
+    if outcome == "skipped":
+        pytest.skip(text)
+    if outcome == "failed":
+        pytest.fail(f"in the rendering process:\n{text}", pytrace=False)
+    return True

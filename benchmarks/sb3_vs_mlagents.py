@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -264,21 +265,29 @@ def main() -> None:
     rows = []
     for n in [int(n) for n in args.builds.split(",")]:
         if not args.skip_sb3:
+            cpu = children_cpu()
             steps, seconds, best = run_sb3(n, args.seed, args.max_minutes)
-            agent_steps = steps
-            rows.append(("SB3 PPO + UnityVecEnv", n, agent_steps, seconds, best))
+            rows.append(("SB3 PPO + UnityVecEnv", n, steps, seconds, children_cpu() - cpu, best))
         if not args.skip_mlagents:
+            cpu = children_cpu()
             steps, seconds, best = run_mlagents(n, args.max_minutes)
             agent_steps = None if steps is None else steps * AGENTS_PER_BUILD
-            rows.append(("mlagents-learn", n, agent_steps, seconds, best))
+            rows.append(("mlagents-learn", n, agent_steps, seconds, children_cpu() - cpu, best))
         print(f"   load average now {os.getloadavg()[0]:.2f}", flush=True)
-    print("1) 3DBall to mean reward 100 (wall-clock seconds from starting the command)")
-    print("| Trainer | Builds | Agent steps to 100 | Seconds to 100 | Best mean |")
-    print("|---|---|---|---|---|")
-    for name, n, agent_steps, seconds, best in rows:
+    print("1) 3DBall to mean reward 100 (wall-clock seconds from starting the command; CPU seconds of the")
+    print("   whole run, trainer and builds, until it ended)")
+    print("| Trainer | Builds | Agent steps to 100 | Seconds to 100 | CPU seconds of the run | Best mean |")
+    print("|---|---|---|---|---|---|")
+    for name, n, agent_steps, seconds, cpu_seconds, best in rows:
         steps_text = "not reached" if agent_steps is None else f"{agent_steps:.0f}"
         seconds_text = "-" if seconds is None else f"{seconds:.0f}"
-        print(f"| {name} | {n} | {steps_text} | {seconds_text} | {best:.1f} |")
+        print(f"| {name} | {n} | {steps_text} | {seconds_text} | {cpu_seconds:.0f} | {best:.1f} |")
+
+
+def children_cpu() -> float:
+    """User + system CPU seconds of the ended child processes (and the descendants they waited for)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 if __name__ == "__main__":

@@ -179,9 +179,14 @@ def run_one(
     seed: int | None = None,
     demo: str | None = None,
     max_steps: float | None = None,
+    signal_case: SignalCase | None = None,
 ) -> Result:
-    brain, targets, _ = TARGETS[env]
-    result = Result(env, num_envs, targets, case=case, seed=seed)
+    if signal_case is None:
+        brain, targets, _ = TARGETS[env]
+        result = Result(env, num_envs, targets, case=case, seed=seed)
+    else:
+        brain, targets, seed = signal_case.brain, signal_case.targets, signal_case.seed
+        result = Result(signal_case.name, num_envs, targets, case=signal_case.note, seed=seed)
     build = BUILDS / f"{env}.x86_64"
     with tempfile.TemporaryDirectory(prefix=f"bench-{env}-") as workdir:
         base_port = find_free_port_range(num_envs)
@@ -189,7 +194,11 @@ def run_one(
             sys.executable,
             "-m",
             "mlagents.trainers.learn",
-            str(case_config(env, case, workdir, demo, max_steps)),
+            str(
+                case_config(env, case, workdir, demo, max_steps)
+                if signal_case is None
+                else signal_case.write_config(Path(workdir))
+            ),
             "--env",
             str(build),
             "--train",
@@ -293,10 +302,115 @@ def print_results(results: list[Result]) -> None:
         )
 
 
+# ------------------------------------------------------------------------------------------ reward signals
+#
+# Curiosity: Pyramids (sparse reward: +2 for the gold brick, -0.001 per step) with the shipped
+# PyramidsLearning section (extrinsic + curiosity) against the same section with the extrinsic
+# signal alone, same seed and step budget. GAIL: Basic from the shipped demonstration with the
+# extrinsic strength at 0, so the discriminator alone guides the policy, to 80% of the
+# demonstrator's mean reward. The discriminator sees the actions (use_actions): Basic's expert
+# states alone do not tell the policy to hurry.
+
+
+@dataclass
+class SignalCase:
+    """One reward-signal case: an example, its brain, the trainer config it is trained with."""
+
+    name: str
+    env: str
+    brain: str
+    targets: tuple[float, ...]
+    note: str
+    section: dict
+    seed: int = 1
+    extra_sections: dict = field(default_factory=dict)
+
+    def write_config(self, folder: Path) -> Path:
+        import yaml
+
+        shipped = yaml.safe_load(CONFIG.read_text())
+        config = {"default": shipped["default"], self.brain: self.section, **self.extra_sections}
+        path = folder / f"{self.brain}-{self.name}.yaml".replace(" ", "_").replace("+", "_")
+        path.write_text(yaml.safe_dump(config, sort_keys=False))
+        return path
+
+
+def signal_cases() -> dict[str, SignalCase]:
+    import yaml
+
+    shipped = yaml.safe_load(CONFIG.read_text())
+    pyramids = dict(shipped["PyramidsLearning"])
+    extrinsic_only = dict(pyramids, reward_signals={"extrinsic": pyramids["reward_signals"]["extrinsic"]})
+    basic = dict(shipped["BasicLearning"])
+    demo = REPO / "demos" / "ExpertBasic.demo"
+    gail_basic = dict(
+        basic,
+        reward_signals={
+            "extrinsic": {"strength": 0.0, "gamma": 0.9},
+            "gail": {
+                "strength": 1.0,
+                "gamma": 0.9,
+                "encoding_size": 128,
+                "demo_path": str(demo),
+                "use_actions": True,
+            },
+        },
+    )
+    return {
+        "Pyramids+curiosity": SignalCase(
+            "Pyramids+curiosity", "Pyramids", "PyramidsLearning", (1.75,), "extrinsic + curiosity", pyramids
+        ),
+        "Pyramids-extrinsic": SignalCase(
+            "Pyramids-extrinsic", "Pyramids", "PyramidsLearning", (1.75,), "extrinsic alone", extrinsic_only
+        ),
+        "Basic+GAIL": SignalCase(
+            "Basic+GAIL",
+            "Basic",
+            "BasicLearning",
+            (0.8 * 0.93,),
+            "GAIL alone (extrinsic strength 0), 80% of the demonstrator's 0.93",
+            gail_basic,
+        ),
+    }
+
+
+def run_signal_cases(names: list[str], num_envs: int, max_minutes: float, verbose: bool) -> list[Result]:
+    cases = signal_cases()
+    results = []
+    for name in names:
+        case = cases.get(name)
+        if case is None:
+            print(f"Unknown case {name}; choose from {', '.join(cases)}.")
+            continue
+        wanted = ", ".join(f"{t:g}" for t in case.targets)
+        print(
+            f"{name} ({case.brain}, {case.note}), --num-envs={num_envs}, --seed={case.seed}: training to mean "
+            f"reward {wanted} ...",
+            flush=True,
+        )
+        result = run_one(case.env, num_envs, max_minutes, verbose, signal_case=case)
+        reached = ", ".join(
+            f"{t:g} at step {s:.0f} after {sec:.0f} s" for t, (s, sec) in result.reached.items()
+        )
+        print(
+            f"  -> {result.stop_reason}; {reached or 'benchmark not reached'}; best mean {result.best_mean:.3f}; "
+            f"last step {result.last_step:.0f}",
+            flush=True,
+        )
+        results.append(result)
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--envs", default="Basic,3DBall", help=f"comma-separated environments ({', '.join(TARGETS)})"
+    )
+    parser.add_argument(
+        "--signal-cases",
+        default="",
+        help="comma-separated reward-signal cases instead of --envs (Pyramids+curiosity, Pyramids-extrinsic, "
+        "Basic+GAIL); uses the first --num-envs value",
     )
     parser.add_argument("--num-envs", default="1,4", help="comma-separated --num-envs values")
     parser.add_argument("--max-minutes", type=float, default=20.0, help="time limit per run (minutes)")
@@ -317,6 +431,12 @@ def main() -> None:
     args = parser.parse_args()
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
     seeds: list[int | None] = [int(s) for s in args.seeds.split(",") if s.strip()] or [None]
+
+    if args.signal_cases:
+        names = [n.strip() for n in args.signal_cases.split(",") if n.strip()]
+        num_envs = int(args.num_envs.split(",")[0])
+        print_results(run_signal_cases(names, num_envs, args.max_minutes, args.verbose))
+        return
 
     results = []
     for env in [e.strip() for e in args.envs.split(",") if e.strip()]:

@@ -16,4 +16,5 @@ setup(
         "Pillow>=9",
         "mujoco>=3.1",
     ],
+    extras_require={"video": ["imageio>=2.31", "imageio-ffmpeg>=0.4.9"]},
 )

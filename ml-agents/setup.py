@@ -17,8 +17,13 @@ setup(
         "pyyaml>=6",
         "docopt-ng>=0.9",
         "cloudpickle>=2",
+        "tqdm>=4.60",
     ],
-    # pip install mlagents[ray]: environment workers on Ray (mlagents-learn --env-manager=ray)
-    extras_require={"ray": ["mlagents_envs[ray]==0.9.3"]},
+    extras_require={
+        # pip install mlagents[ray]: environment workers on Ray (mlagents-learn --env-manager=ray)
+        "ray": ["mlagents_envs[ray]==0.9.3"],
+        "onnx": ["onnx>=1.14", "onnxruntime>=1.14"],
+        "video": ["mlagents_example_envs[video]==0.9.3"],
+    },
     entry_points={"console_scripts": ["mlagents-learn=mlagents.trainers.learn:main"]},
 )

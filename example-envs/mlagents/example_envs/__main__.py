@@ -2,7 +2,10 @@
 
 import sys
 
-from . import registry  # noqa: F401  (registers the examples in the SDK's scene catalogue)
+from . import (
+    registry,  # noqa: F401  (registers the examples in the SDK's scene catalogue)
+    video_views,  # noqa: F401  (where the video camera of each example looks)
+)
 from .sdk.cli import main
 
 if __name__ == "__main__":

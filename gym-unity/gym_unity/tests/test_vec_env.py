@@ -96,6 +96,12 @@ def test_seed_restarts_the_builds_so_a_seed_gives_the_same_episodes(make_env, sc
     env.seed(7)
     assert not np.array_equal(env.reset(), first)
 
+    # Reset parameters set through set_options stay in effect, also across a restart.
+    env.set_options({"config": {"offset": 10.0}})
+    assert (env.reset()[:, -1] >= 10.0).all()
+    env.seed(5)
+    assert (env.reset()[:, -1] >= 10.0).all()
+
 
 def test_agents_that_stop_deciding_are_refused_clearly(make_env, scene_build):
     env = make_env(UnityVecEnv, scene_build("ChangingAgents"))

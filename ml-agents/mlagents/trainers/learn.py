@@ -111,6 +111,9 @@ Options:
                              seconds; -1: no limit [default: 1].
   --restarts-rate-limit-period-s=<s>
                              The window of --restarts-rate-limit-n, in seconds [default: 60].
+  --video-freq=<n>           Every n steps, record one episode of the current policies (example
+                             environments only) to models/<run-id>-<n>/videos/ and TensorBoard;
+                             0 = never [default: 0].
 """
 
 # The original banner is Unity's logo; this one only spells the name.
@@ -306,7 +309,10 @@ def run_training(sub_id: int, run_seed: int, options: RunOptions | Mapping[str, 
     # Imported only now so that `mlagents-learn --help`, command-line and configuration errors
     # answer at once, without loading TensorFlow.
     _import_tensorflow_quietly()
+    from mlagents.trainers.checkpoint_video import CheckpointVideos, example_name
     from mlagents.trainers.trainer_controller import TrainerController
+
+    example = example_name(run.env_path) if run.video_freq > 0 and run.train_model else None
 
     os.makedirs(summaries_dir, exist_ok=True)
     env_path = run.env_path
@@ -361,6 +367,9 @@ def run_training(sub_id: int, run_seed: int, options: RunOptions | Mapping[str, 
             run.fast_simulation,
             sampler_manager,
             resampling_interval,
+            videos=None
+            if example is None
+            else CheckpointVideos(example, trainers, model_path, run.video_freq),
         )
     except BaseException:
         env.close()

@@ -357,4 +357,6 @@ class LearningModel(tf.Module):
             policy_branches=[] if self.is_continuous else [b.export_weights() for b in self.policy_branches],
             mu=self.mu.export_weights() if self.is_continuous else None,
             log_sigma_squared=self.log_sigma_squared.numpy() if self.is_continuous else None,
+            # Behavioural-cloning networks have no value stream.
+            value_heads=[head.export_weights() for head in getattr(self, "value_heads", {}).values()],
         )

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
@@ -33,7 +34,10 @@ __all__ = [
     "BCSettings",
     "CommandLineError",
     "ConfigSource",
+    "CuriositySettings",
     "ExtrinsicSettings",
+    "GAILSettings",
+    "MissingDemonstrationError",
     "MissingHyperParameterError",
     "MissingTrainerTypeError",
     "OfflineBCSettings",
@@ -88,6 +92,17 @@ class SignalNotAvailableError(UnityTrainerException):
     report_as_parent = True
 
 
+class MissingDemonstrationError(UnityTrainerException):
+    """A ``demo_path`` names neither a ``.demo`` file nor a folder.
+
+    Like an unavailable signal, it fails only when the brain of that section is trained: a shared
+    configuration (``config/gail_config.yaml``) may name demonstrations of examples one does not use.
+    """
+
+    #: Reported under the name of the documented class it refines.
+    report_as_parent = True
+
+
 class TrainerNotAvailableError(UnityEnvironmentException):
     """A section asks for a trainer type of the 0.9 toolkit that this version does not provide."""
 
@@ -95,7 +110,7 @@ class TrainerNotAvailableError(UnityEnvironmentException):
     report_as_parent = True
 
 
-NOT_AVAILABLE_ERRORS = (SignalNotAvailableError, TrainerNotAvailableError)
+NOT_AVAILABLE_ERRORS = (SignalNotAvailableError, TrainerNotAvailableError, MissingDemonstrationError)
 
 
 # ---------------------------------------------------------------------------------------- command line
@@ -167,6 +182,7 @@ class RunOptions:
     max_lifetime_restarts: int = 10
     restarts_rate_limit_n: int = 1
     restarts_rate_limit_period_s: int = 60
+    video_freq: int = 0
 
     @classmethod
     def from_docopt(cls, options: Mapping[str, Any]) -> RunOptions:
@@ -198,6 +214,7 @@ class RunOptions:
             env_manager=str(options.get("--env-manager", "subprocess")),
             ray_address=_optional_str(options.get("--ray-address")),
             **_restart_options(options),
+            video_freq=_int_option({"--video-freq": options.get("--video-freq", "0")}, "--video-freq", 0),
         )
         run.check()
         return run
@@ -214,6 +231,10 @@ class RunOptions:
         if self.env_path is None and self.num_envs > 1:
             raise CommandLineError(
                 "--num-envs greater than 1 needs an environment executable (--env): the Unity Editor is one instance."
+            )
+        if self.video_freq > 0 and self.env_path is None:
+            raise CommandLineError(
+                "--video-freq needs --env with an example environment (example-envs/builds/<Name>.x86_64)."
             )
         last_port = self.base_port + self.num_runs * self.num_envs - 1
         if last_port > 65535:
@@ -484,7 +505,15 @@ class RewardSignalSettings:
         values, extra = _parse_fields(settings_class, config or {}, signal_source, missing)
         if extra:
             raise TrainerSettingsError(f"Unknown parameters given for reward signal {name}{context}")
-        return settings_class(name=name, **values)
+        settings = settings_class(name=name, **values)
+        settings.check(context)
+        return settings
+
+    def check(self, context: str) -> None:
+        """Checks of the values against the world (files); none for most signals.
+
+        :param context: where the section is, for error messages (may be empty).
+        """
 
     def signal_kwargs(self) -> dict[str, Any]:
         """The keyword arguments of the signal's constructor (every hyper-parameter but the name)."""
@@ -501,10 +530,48 @@ class ExtrinsicSettings(RewardSignalSettings):
     signal_class: ClassVar[str] = "ExtrinsicRewardSignal"
 
 
-REWARD_SIGNAL_SETTINGS: dict[str, type[RewardSignalSettings]] = {"extrinsic": ExtrinsicSettings}
+@dataclass(frozen=True, kw_only=True)
+class CuriositySettings(RewardSignalSettings):
+    """The intrinsic curiosity module: ``encoding_size`` is required (as in 0.9), ``learning_rate``
+    of its own optimizer defaults to 3e-4."""
+
+    signal_class: ClassVar[str] = "CuriosityRewardSignal"
+
+    encoding_size: int = _setting(whole(1))
+    learning_rate: float = _setting(real(0.0), 3e-4)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GAILSettings(RewardSignalSettings):
+    """Generative adversarial imitation from the demonstrations at ``demo_path`` (a ``.demo`` file
+    or a folder of them), with the optional variational bottleneck ``use_vail``."""
+
+    signal_class: ClassVar[str] = "GAILRewardSignal"
+
+    demo_path: str = _setting(text)
+    encoding_size: int = _setting(whole(1), 64)
+    learning_rate: float = _setting(real(0.0), 3e-4)
+    use_actions: bool = _setting(flag, False)
+    use_vail: bool = _setting(flag, False)
+
+    def check(self, context: str) -> None:
+        """:raises MissingDemonstrationError: ``demo_path`` is neither a file nor a folder."""
+        if not os.path.exists(self.demo_path):
+            raise MissingDemonstrationError(
+                f"The demonstration file or directory {self.demo_path} of the gail reward signal does not "
+                f"exist{context}: set demo_path to a .demo file or a folder of .demo files (a relative path "
+                f"starts from {os.getcwd()})."
+            )
+
+
+REWARD_SIGNAL_SETTINGS: dict[str, type[RewardSignalSettings]] = {
+    "extrinsic": ExtrinsicSettings,
+    "curiosity": CuriositySettings,
+    "gail": GAILSettings,
+}
 """Reward signal name -> its settings class (the signal classes are in ``components/reward_signals``)."""
 
-SIGNALS_NOT_YET_AVAILABLE = ("curiosity", "gail")
+SIGNALS_NOT_YET_AVAILABLE: tuple[str, ...] = ()
 """Signals of the 0.9 toolkit that this version does not provide yet."""
 
 

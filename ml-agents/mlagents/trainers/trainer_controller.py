@@ -27,7 +27,7 @@ import os
 import signal
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from time import perf_counter
 from typing import Any
 
@@ -39,7 +39,9 @@ from mlagents.envs.env_manager import EnvManager, StepBatch, StepInfo
 from mlagents.envs.exception import UnityEnvironmentException, UnityException
 from mlagents.envs.sampler_class import SamplerManager
 from mlagents.envs.timers import get_timer_tree, hierarchical_timer, timed
+from mlagents.trainers.checkpoint_video import CheckpointVideos
 from mlagents.trainers.meta_curriculum import MetaCurriculum
+from mlagents.trainers.progress import console_progress
 from mlagents.trainers.trainer import Trainer
 
 LOGGER = logging.getLogger("mlagents.trainers")
@@ -63,6 +65,10 @@ class TrainerController:
     :param fast_simulation: reset the environments in training mode (``not --slow``).
     :param sampler_manager: reset-parameter samplers (generalization training).
     :param resampling_interval: global steps between two resamplings, or None.
+    :param videos: records a video of the policies when due (``--video-freq``), or None.
+
+    While training with stderr on a terminal, a progress line (steps, steps per second, time left)
+    stays below the log lines (:mod:`mlagents.trainers.progress`); other output is unchanged.
     """
 
     def __init__(
@@ -78,8 +84,10 @@ class TrainerController:
         fast_simulation: bool,
         sampler_manager: SamplerManager,
         resampling_interval: int | None,
+        videos: CheckpointVideos | None = None,
     ) -> None:
         self.trainers = trainers
+        self.videos = videos
         self.model_path = model_path
         self.summaries_dir = summaries_dir
         self.run_id = run_id
@@ -282,7 +290,10 @@ class TrainerController:
                 for brain_name, trainer in self.trainers.items():
                     env_manager.set_policy(brain_name, trainer.policy)
                 self._check_environment_brains(self._reset_env(env_manager))
-                with self._stop_requests():
+                progress = console_progress(self.trainers, self.run_id, self.train_model)
+                with self._stop_requests(), ExitStack() as console:
+                    if progress is not None:
+                        console.enter_context(progress)
                     while self._not_done_training():
                         n_steps = self.advance(env_manager)
                         for _ in range(n_steps):
@@ -290,7 +301,15 @@ class TrainerController:
                             self.reset_env_if_ready(env_manager, self.global_step)
                             if self._should_save_model(self.global_step):
                                 self._save_model()
+                            if (
+                                self.train_model
+                                and self.videos is not None
+                                and self.videos.due(self.global_step)
+                            ):
+                                self.videos.record(self.global_step)
                             self.write_to_tensorboard(self.global_step)
+                        if progress is not None:
+                            progress.update()
                         if self._stop_signal is not None:
                             raise KeyboardInterrupt(f"signal {self._stop_signal}")
                 if self.global_step != 0 and self.train_model:

@@ -9,8 +9,8 @@ script, so the same choices are made on the build's command line (see ``cli.py``
   Control); the brain is always sent to Python, with ``is_training`` true.
 * any other kind: a :class:`BrainController` in the build decides, created by the factory
   registered for the kind with :func:`register_brain_type`. Built in: ``"heuristic"`` (the
-  scene's scripted decision, :meth:`~.scene.Scene.heuristic`) and ``"player"`` (keys read from
-  the terminal, ``player.py``). Such a brain is sent to Python only when it is *broadcast*: then
+  scene's scripted decision, :meth:`~.scene.Scene.heuristic`), ``"player"`` (keys read from
+  the terminal, ``player.py``) and ``"inference"`` (an exported ``.nn`` model, ``inference/``). Such a brain is sent to Python only when it is *broadcast*: then
   Python receives its agents' observations, rewards and the actions they took
   (``previous_vector_actions``), with ``is_training`` false, and never sends actions for it.
 * ``record``: brain -> demonstration name; its agents' decisions are written to
@@ -275,15 +275,18 @@ _BUILTINS_DONE = False
 
 
 def _register_builtins() -> None:
-    """Register ``heuristic`` and ``player`` (``player`` lazily: it imports terminal modules)."""
+    """Register ``heuristic``, ``player`` (lazily: it imports terminal modules) and ``inference``
+    (an exported ``.nn`` model, ``inference/brain.py``)."""
     global _BUILTINS_DONE
     if _BUILTINS_DONE:
         return
     _BUILTINS_DONE = True
+    from .inference.brain import INFERENCE, inference_check, inference_factory
     from .player import player_check, player_factory
 
     _TYPES.setdefault("heuristic", _BrainType(_heuristic_factory, _heuristic_check))
     _TYPES.setdefault("player", _BrainType(player_factory, player_check))
+    _TYPES.setdefault(INFERENCE, _BrainType(inference_factory, inference_check))
 
 
 def parse_brain_type(text: str) -> tuple[str, str, str | None]:

@@ -18,7 +18,11 @@ TEACHER=BRAIN`` (a heuristic, broadcast copy of BRAIN's agents, for online imita
 Python does not see runs on its own: ``--run-steps N``, ``--seed S``. These options are also read
 from the environment variable ``MLAGENTS_BUILD_ARGS`` (placed before the command line's), so a
 build started by ``mlagents-learn`` can be given them. A wrong brain name or kind exits with
-status 2 and a one-line message.
+status 2 and a one-line message. ``--model BRAIN=PATH`` is short for
+``--brain-type BRAIN=inference:PATH`` (the brain acts from an exported ``.nn`` model).
+
+``--record-video PATH`` runs the scene in this process without Python and writes a video of it
+instead (``video.py``).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from .brains import BrainSettings, BrainSetupError, settings_from_options
+from .brains import BrainSettings, BrainSetupError, parse_assignment, settings_from_options
 from .catalogue import registered_scenes
 from .client import ClientOptions, run_client
 from .loading import resolve_scene
@@ -56,6 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--fault-never-connect", action="store_true")
     parser.add_argument("--api-version", default=None)
     parser.add_argument("--brain-type", action="append", default=[])
+    parser.add_argument("--model", action="append", default=[])
     parser.add_argument("--broadcast", action="append", default=[])
     parser.add_argument("--record-demo", action="append", default=[])
     parser.add_argument("--teacher", action="append", default=[])
@@ -83,7 +88,7 @@ def brain_settings(arguments: Sequence[str], scene: type[Scene] | None = None) -
     """
     known, _unknown = _parser().parse_known_args(list(arguments))
     settings = settings_from_options(
-        known.brain_type,
+        known.brain_type + [_model_as_brain_type(text) for text in known.model],
         known.broadcast,
         known.record_demo,
         demo_folder=known.demo_folder,
@@ -94,6 +99,15 @@ def brain_settings(arguments: Sequence[str], scene: type[Scene] | None = None) -
     if scene is not None:
         settings.validate(scene, scene.spec())
     return settings
+
+
+def _model_as_brain_type(text: str) -> str:
+    """``--model BRAIN=PATH`` as ``BRAIN=inference:PATH``.
+
+    :raises BrainSetupError: no ``=`` or an empty side.
+    """
+    brain, path = parse_assignment("--model", text, "3DBallLearning=models/run-0/3DBallLearning.nn")
+    return f"{brain}=inference:{path}"
 
 
 def build_arguments(arguments: Sequence[str]) -> list[str]:
@@ -161,6 +175,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (KeyError, ValueError) as error:
         sys.stderr.write(f"{error.args[0]}\n")
         return 2
+    if "--record-video" in arguments:
+        from .video import video_main
+
+        return video_main(scene, arguments[1:])
     try:
         build_args = build_arguments(arguments[1:])
         settings = brain_settings(build_args, scene)

@@ -107,6 +107,25 @@ def gl_backend() -> str:
     return _backend
 
 
+#: set to 1 to render in a process that imported TensorFlow (safe with a GPU driver's OpenGL)
+ALLOW_WITH_TENSORFLOW_VARIABLE = "MLAGENTS_RENDER_WITH_TENSORFLOW"
+
+
+def _refuse_next_to_tensorflow(backend: str) -> None:
+    """Mesa's software OpenGL and TensorFlow each bring their own LLVM; in one process the second
+    to start crashes the interpreter. Refuse with a clear message instead of a segmentation fault."""
+    import sys
+
+    allowed = os.environ.get(ALLOW_WITH_TENSORFLOW_VARIABLE) == "1"
+    if backend in ("egl", "osmesa") and "tensorflow" in sys.modules and not allowed:
+        raise RenderingUnavailable(
+            "Offscreen rendering with Mesa's software OpenGL cannot run in a process that imported "
+            "TensorFlow (both bring LLVM and the process crashes): render in a process of its own, "
+            "e.g. run the example as a build (example-envs/builds/<Name>.x86_64); with a GPU "
+            f"driver's OpenGL set {ALLOW_WITH_TENSORFLOW_VARIABLE}=1."
+        )
+
+
 class OffscreenRenderer:
     """Renders ``model`` at ``width`` x ``height`` pixels from its cameras (or a free camera).
 
@@ -121,6 +140,7 @@ class OffscreenRenderer:
         if width < 1 or height < 1:
             raise ValueError(f"A camera image needs a positive size; got {width} x {height}.")
         backend = gl_backend()
+        _refuse_next_to_tensorflow(backend)
         model.vis.global_.offwidth = max(int(width), 1)
         model.vis.global_.offheight = max(int(height), 1)
         model.vis.quality.offsamples = 0

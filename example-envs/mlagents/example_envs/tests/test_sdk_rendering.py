@@ -9,6 +9,9 @@ import pytest
 from mlagents.example_envs.sdk import rendering
 from mlagents.example_envs.sdk.rendering import OffscreenRenderer, RenderingUnavailable, choose_gl_backend
 
+# OpenGL and TensorFlow cannot share a process: these run in one of their own (see conftest.py).
+pytestmark = pytest.mark.renders
+
 # A white floor, a red box 3 m ahead of a camera on a turnable body, a green box to its left.
 SCENE = """
 <mujoco>

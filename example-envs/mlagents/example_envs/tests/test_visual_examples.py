@@ -17,6 +17,9 @@ from mlagents.example_envs.visual_hallway import VisualHallway
 from mlagents.example_envs.visual_push_block import VisualPushBlock
 from mlagents.example_envs.visual_pyramids import VisualPyramids
 
+# OpenGL and TensorFlow cannot share a process: these run in one of their own (see conftest.py).
+pytestmark = pytest.mark.renders
+
 
 @dataclass(frozen=True)
 class Case:

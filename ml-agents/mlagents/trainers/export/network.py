@@ -7,8 +7,8 @@ or a file format, so every writer (``.nn`` today, ONNX next) reads the same desc
 The layers mirror the policy network of :mod:`mlagents.trainers.models`: per observation stream
 the visual encoders (one per camera) and the vector encoder (swish dense layers), then optionally
 LSTM cells, then the policy head (discrete: one bias-free dense layer of logits per action branch;
-continuous: the mean ``mu`` and the state-independent ``log_sigma_squared``). Value heads are not
-part of the inference network and are left out.
+continuous: the mean ``mu`` and the state-independent ``log_sigma_squared``) and the value heads
+(one per reward signal; the ``.nn`` writer leaves them out, the ONNX writer outputs their mean).
 """
 
 from __future__ import annotations
@@ -121,6 +121,8 @@ class NetworkWeights:
     :ivar policy_branches: discrete: the logits layer of each branch.
     :ivar mu: continuous: the mean of the Gaussian policy.
     :ivar log_sigma_squared: continuous: the log-variance per action dimension.
+    :ivar value_heads: one 1-unit dense layer per reward signal over the value stream's encoding
+        (discrete: the shared encoding; recurrent: after the LSTM); the value estimate is their mean.
     """
 
     vector_observation_size: int
@@ -138,6 +140,7 @@ class NetworkWeights:
     policy_branches: list[DenseWeights] = field(default_factory=list)
     mu: DenseWeights | None = None
     log_sigma_squared: np.ndarray | None = None
+    value_heads: list[DenseWeights] = field(default_factory=list)
 
     @property
     def action_output_shape(self) -> int:

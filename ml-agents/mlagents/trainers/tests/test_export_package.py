@@ -76,15 +76,16 @@ class StaticModel:
 
 def test_export_model_writes_every_default_format(tmp_path):
     paths = export_model(StaticModel(), str(tmp_path / "deep" / "Brain"))
-    assert paths == [str(tmp_path / "deep" / "Brain.nn")]
+    assert paths == [str(tmp_path / "deep" / "Brain.nn"), str(tmp_path / "deep" / "Brain.onnx")]
     data = (tmp_path / "deep" / "Brain.nn").read_bytes()
     assert int.from_bytes(data[:8], "little") == nn_format.BARRACUDA_VERSION
-    assert set(WRITERS) == {".nn"}
+    assert (tmp_path / "deep" / "Brain.onnx").read_bytes()[:2] == b"\x08\x08"  # ModelProto ir_version 8
+    assert set(WRITERS) == {".nn", ".onnx"}
 
 
 def test_export_model_rejects_an_unknown_format(tmp_path):
-    with pytest.raises(ValueError, match=r"\.onnx"):
-        export_model(StaticModel(), str(tmp_path / "Brain"), (".onnx",))
+    with pytest.raises(ValueError, match=r"\.pb"):
+        export_model(StaticModel(), str(tmp_path / "Brain"), (".pb",))
     assert list(tmp_path.iterdir()) == []
 
 

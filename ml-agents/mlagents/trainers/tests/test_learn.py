@@ -54,6 +54,7 @@ def test_help(tmp_path):
         ("--base-port=<n>", "5005"),
         ("--num-envs=<n>", "1"),
         ("--docker-target-name=<dt>", "None"),
+        ("--video-freq=<n>", "0"),
     ]:
         assert flag in out
     for flag in ["--load", "--slow", "--train", "--no-graphics", "--debug", "--multi-gpu"]:
@@ -84,6 +85,7 @@ def test_parsed_defaults():
         "--multi-gpu": False,
         "--env-manager": "subprocess",
         "--ray-address": "None",
+        "--video-freq": "0",
         "--help": False,
         # Beyond v0.9: restarts of lost environment workers.
         "--max-lifetime-restarts": "10",

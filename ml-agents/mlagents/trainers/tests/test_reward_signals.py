@@ -40,14 +40,39 @@ def test_extrinsic_signal_scales_the_environment_reward():
     assert signal.prepare_update(None, {}, 1) == {} and signal.update({}, 1) == {}
 
 
+@pytest.mark.parametrize(
+    "name, config, missing",
+    [
+        ("curiosity", {"strength": 0.1, "gamma": 0.9}, "encoding_size"),
+        ("gail", {"strength": 0.1, "demo_path": "x.demo"}, "gamma"),
+        ("gail", {"strength": 0.1, "gamma": 0.9}, "demo_path"),
+    ],
+)
+def test_check_config_of_the_signal_classes(name, config, missing):
+    from mlagents.trainers.components.reward_signals.reward_signal_factory import NAME_TO_CLASS
+
+    signal_class = NAME_TO_CLASS[name]
+    with pytest.raises(
+        UnityTrainerException,
+        match=f"The hyper-parameter {missing} could not be found for {signal_class.__name__}.",
+    ):
+        signal_class.check_config(config)
+
+
 def test_unknown_signal():
     with pytest.raises(UnityTrainerException, match="^Unknown reward signal type novelty$"):
         create_reward_signal(None, None, "novelty", {"strength": 1.0, "gamma": 0.9})
 
 
-def test_signal_of_a_later_version_says_so():
-    with pytest.raises(UnityTrainerException, match="Unknown reward signal type curiosity: .*not available"):
-        create_reward_signal(None, None, "curiosity", {"strength": 0.02, "gamma": 0.99, "encoding_size": 64})
+def test_every_signal_of_the_0_9_toolkit_is_known():
+    from mlagents.trainers.components.reward_signals.reward_signal_factory import NAME_TO_CLASS
+
+    assert list(NAME_TO_CLASS) == ["extrinsic", "curiosity", "gail"]
+    assert [cls.__name__ for cls in NAME_TO_CLASS.values()] == [
+        "ExtrinsicRewardSignal",
+        "CuriosityRewardSignal",
+        "GAILRewardSignal",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -182,7 +182,7 @@ def test_ppo_settings_are_typed():
         (
             {"reward_signals": {"gail": {"strength": 1.0, "gamma": 0.9}}},
             UnityTrainerException,
-            "Unknown reward signal type gail: the gail reward signal is not available in this version",
+            r"The hyper-parameter demo_path could not be found for GAILRewardSignal \(reward_signals of brain Brain",
         ),
         (
             {"use_recurrent": True, "memory_size": 0},
@@ -259,13 +259,23 @@ def test_shipped_config_is_read_into_typed_settings():
 
 
 def test_sections_asking_for_what_this_version_lacks_fail_only_for_their_brain():
-    """The shipped config gives the Pyramids brains curiosity: other brains still train with it."""
+    """Every section of the shipped config is available (the Pyramids brains' curiosity too); a
+    section asking for what is not available, or a demonstration that does not exist, fails only
+    for its brain."""
     config = load_trainer_config(SHIPPED_CONFIG)
-    assert set(config.unavailable) == {"PyramidsLearning", "VisualPyramidsLearning"}
+    assert set(config.unavailable) == set()
+    assert list(config.for_brain("PyramidsLearning").reward_signals) == ["extrinsic", "curiosity"]
+    config = TrainerConfig.from_dict(
+        {
+            "default": PPO,
+            "G": {"reward_signals": {"gail": {"strength": 1.0, "gamma": 0.9, "demo_path": "none.demo"}}},
+        }
+    )
+    assert set(config.unavailable) == {"G"}
     with pytest.raises(
-        UnityTrainerException, match="curiosity reward signal is not available in this version"
+        UnityTrainerException, match="The demonstration file or directory none.demo of the gail"
     ):
-        config.for_brain("PyramidsLearning")
+        config.for_brain("G")
 
 
 @pytest.mark.parametrize(

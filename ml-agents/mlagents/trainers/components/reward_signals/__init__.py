@@ -1,7 +1,7 @@
 """Reward signals: what a PPO policy is rewarded for, one value head each.
 
 The ``reward_signals`` section of a brain's trainer configuration names the signals
-(``extrinsic``; ``curiosity`` and ``gail`` in later versions) and their hyper-parameters, read into
+(``extrinsic``, ``curiosity``, ``gail``) and their hyper-parameters, read into
 :class:`~mlagents.trainers.settings.RewardSignalSettings`. Each signal
 turns a transition ``current_info -> next_info`` into a reward per agent
 (:meth:`RewardSignal.evaluate`); the policy learns a value head per signal with the signal's own
@@ -63,6 +63,10 @@ class RewardSignal(abc.ABC):
         """
         zeros = np.zeros(len(next_info.agents), dtype=np.float32)
         return RewardSignalResult(self.strength * zeros, zeros)
+
+    def checkpoint_objects(self) -> dict[str, Any]:
+        """The signal's TensorFlow objects a policy checkpoint keeps (name -> trackable); none here."""
+        return {}
 
     def prepare_update(
         self, policy_model: Any, mini_batch: dict[str, np.ndarray], num_sequences: int

@@ -7,13 +7,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from mlagents.trainers.components.reward_signals import RewardSignal
+from mlagents.trainers.components.reward_signals.curiosity.signal import CuriosityRewardSignal
 from mlagents.trainers.components.reward_signals.extrinsic.signal import ExtrinsicRewardSignal
+from mlagents.trainers.components.reward_signals.gail.signal import GAILRewardSignal
 from mlagents.trainers.exception import UnityTrainerException
 from mlagents.trainers.settings import SIGNALS_NOT_YET_AVAILABLE, RewardSignalSettings
 
 LOGGER = logging.getLogger("mlagents.trainers")
 
-NAME_TO_CLASS: dict[str, type[RewardSignal]] = {"extrinsic": ExtrinsicRewardSignal}
+NAME_TO_CLASS: dict[str, type[RewardSignal]] = {
+    "extrinsic": ExtrinsicRewardSignal,
+    "curiosity": CuriosityRewardSignal,
+    "gail": GAILRewardSignal,
+}
 
 # Signals of the 0.9 toolkit that this version does not provide yet.
 NOT_YET_AVAILABLE = SIGNALS_NOT_YET_AVAILABLE

@@ -1,0 +1,1 @@
+"""The intrinsic curiosity module (ICM) reward signal: :mod:`.signal` and its network :mod:`.model`."""

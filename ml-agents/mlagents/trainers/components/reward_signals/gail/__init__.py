@@ -1,0 +1,2 @@
+"""The GAIL reward signal (with the optional VAIL bottleneck): :mod:`.signal` and the discriminator
+:mod:`.model`."""
