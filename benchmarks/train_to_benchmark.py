@@ -75,7 +75,7 @@ TARGETS = {
 
 # Environment -> the pretraining section of the "pretraining" case (demo path relative to the repository).
 PRETRAINING = {
-    "3DBall": {"demo_path": "demos/Expert3DBall.demo", "strength": 0.5, "steps": 10000},
+    "3DBall": {"demo_path": "demos/Expert3DBall.demo", "strength": 1.0, "steps": 20000},
 }
 
 CONSOLE_LINE = re.compile(

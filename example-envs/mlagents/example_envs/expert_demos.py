@@ -25,6 +25,8 @@ class ExpertDemo:
     :ivar steps: decisions recorded.
     :ivar observation_heuristic: True when the heuristic is a function of the recorded observation
         alone (so the actions in the file can be recomputed from it).
+    :ivar whole_episodes: keep finished episodes only, until the file holds ``steps`` decisions
+        (for the examples whose episodes are short enough for a small file).
     """
 
     name: str
@@ -32,21 +34,22 @@ class ExpertDemo:
     brain: str
     steps: int
     observation_heuristic: bool
+    whole_episodes: bool = False
 
 
 EXPERT_DEMOS: tuple[ExpertDemo, ...] = (
-    ExpertDemo("ExpertBasic", "Basic", "BasicLearning", 3000, True),
-    ExpertDemo("Expert3DBall", "3DBall", "3DBallLearning", 3000, True),
-    ExpertDemo("Expert3DBallHard", "3DBallHard", "3DBallHardLearning", 3000, True),
-    ExpertDemo("ExpertGrid", "GridWorld", "GridWorldLearning", 2000, True),
-    ExpertDemo("ExpertHallway", "Hallway", "HallwayLearning", 3000, False),
-    ExpertDemo("ExpertPush", "PushBlock", "PushBlockLearning", 3000, False),
+    ExpertDemo("ExpertBasic", "Basic", "BasicLearning", 3000, True, True),
+    ExpertDemo("Expert3DBall", "3DBall", "3DBallLearning", 20000, True, True),
+    ExpertDemo("Expert3DBallHard", "3DBallHard", "3DBallHardLearning", 10000, True, True),
+    ExpertDemo("ExpertGrid", "GridWorld", "GridWorldLearning", 2000, True, True),
+    ExpertDemo("ExpertHallway", "Hallway", "HallwayLearning", 3000, False, True),
+    ExpertDemo("ExpertPush", "PushBlock", "PushBlockLearning", 3000, False, True),
     # Only the small-wall brain: the big-wall heuristic walks off the platform to end its episodes.
-    ExpertDemo("ExpertWallJump", "WallJump", "SmallWallJumpLearning", 1500, False),
-    ExpertDemo("ExpertBouncer", "Bouncer", "BouncerLearning", 3000, True),
+    ExpertDemo("ExpertWallJump", "WallJump", "SmallWallJumpLearning", 1500, False, True),
+    ExpertDemo("ExpertBouncer", "Bouncer", "BouncerLearning", 3000, True, True),
     ExpertDemo("ExpertReacher", "Reacher", "ReacherLearning", 3000, True),
     ExpertDemo("ExpertTennis", "Tennis", "TennisLearning", 3000, True),
-    ExpertDemo("ExpertFood", "FoodCollector", "BananaLearning", 2000, False),
+    ExpertDemo("ExpertFood", "FoodCollector", "BananaLearning", 2000, False, True),
     ExpertDemo("ExpertPyramid", "Pyramids", "PyramidsLearning", 2000, False),
     ExpertDemo("ExpertSoccerStri", "SoccerTwos", "StrikerLearning", 2000, False),
     ExpertDemo("ExpertSoccerGoal", "SoccerTwos", "GoalieLearning", 2000, False),
@@ -82,6 +85,7 @@ def record_scene(scene_name: str, demos: list[ExpertDemo], folder: str, seed: in
         recorder = academy.recorder_of(demo.brain)
         assert recorder is not None
         recorder.max_steps = demo.steps
+        recorder.whole_episodes = demo.whole_episodes
     try:
         academy.run(max_steps=MAX_ACADEMY_STEPS, stop=lambda: academy.recordings_complete, train_mode=True)
         if not academy.recordings_complete:

@@ -10,11 +10,13 @@ everything to a :class:`TrainerController`.
 Errors a user can cause end the command with one line naming the problem and exit status 1. Those
 in the files (a missing or malformed configuration file, an unknown trainer type, a missing or
 invalid hyper-parameter or reward signal, a demonstration file that does not exist, a malformed
-curriculum or sampler file) are found before any environment is launched; those that need the
-environment (a brain without configuration, a curriculum for a brain or parameter it does not have,
-demonstrations recorded with other observations or actions than the brain's, a ``brain_to_imitate``
-the environment does not have, an environment that cannot be launched) right after it started,
-before the first step. Ctrl-C during training saves and exports the models, then ends with status 0.
+curriculum or sampler file) are found before any environment is launched, and so are, for an example
+build, demonstrations recorded with other observations or actions than the brain's and a
+``brain_to_imitate`` the build does not have (its brains are read from the example catalogue);
+those that need the environment (a brain without configuration, a curriculum for a brain or
+parameter it does not have, those imitation errors for other builds, an environment that cannot
+be launched) right after it started, before the first step. Ctrl-C during training saves and
+exports the models, then ends with status 0.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from mlagents.envs.env_manager import EnvManager
 from mlagents.envs.exception import SamplerException, UnityException
 from mlagents.envs.sampler_class import SamplerManager
 from mlagents.trainers.components.bc.compatibility import check_demo_paths
+from mlagents.trainers.components.bc.prelaunch import check_imitation_before_launch
 from mlagents.trainers.exception import MetaCurriculumError, TrainerError
 from mlagents.trainers.meta_curriculum import MetaCurriculum
 from mlagents.trainers.settings import CommandLineError, RunOptions
@@ -298,6 +301,9 @@ def run_training(sub_id: int, run_seed: int, options: RunOptions | Mapping[str, 
 
     trainer_config = load_trainer_config(run.trainer_config_file())
     check_demo_paths(trainer_config)
+    if run.docker_target_name is None:
+        # An example build's brains are known without starting it: imitation errors show at once.
+        check_imitation_before_launch(trainer_config, run.env_path)
     sampler_manager, resampling_interval = create_sampler_manager(run.sampler_file_path, {}, run_seed)
     meta_curriculum = try_create_meta_curriculum(curriculum_folder, None, run.lesson)
     # Imported only now so that `mlagents-learn --help`, command-line and configuration errors

@@ -343,11 +343,18 @@ class TFPolicy(Policy):
             objects["optimizer"] = self.optimizer
         return objects
 
+    def _optional_checkpoint_objects(self) -> dict[str, Any]:
+        """Objects saved with the checkpoint but restored only when the checkpoint holds them (a
+        component added to a run that saved without it starts afresh)."""
+        return {}
+
     @property
     def checkpoint_store(self) -> CheckpointStore:
         """The checkpoints in ``model_path`` (keeps ``keep_checkpoints``; saves survive a kill)."""
         if self._checkpoint_store is None:
-            self._checkpoint = tf.train.Checkpoint(**self._checkpoint_objects())
+            self._checkpoint = tf.train.Checkpoint(
+                **self._checkpoint_objects(), **self._optional_checkpoint_objects()
+            )
             self._checkpoint_store = CheckpointStore(
                 self._checkpoint, self.model_path, max_to_keep=self.keep_checkpoints, name="model"
             )
@@ -385,6 +392,25 @@ class TFPolicy(Policy):
                 "memory_size, vis_encode_type, reward_signals) must be those of the run that saved it. "
                 f"({str(error).splitlines()[0] if str(error) else type(error).__name__})"
             ) from None
+        self._restore_optional(latest)
+
+    def _restore_optional(self, checkpoint: str) -> None:
+        """Restore each of :meth:`_optional_checkpoint_objects` that ``checkpoint`` holds."""
+        optional = self._optional_checkpoint_objects()
+        if not optional:
+            return
+        saved = {name.split("/", 1)[0] for name, _ in tf.train.list_variables(checkpoint)}
+        for name, component in optional.items():
+            if name not in saved:
+                LOGGER.info("The checkpoint %s has no %s: it starts afresh.", checkpoint, name)
+                continue
+            try:
+                tf.train.Checkpoint(**{name: component}).restore(checkpoint).assert_existing_objects_matched()
+            except (AssertionError, ValueError, tf.errors.OpError) as error:
+                raise UnityPolicyException(
+                    f"The {name} in checkpoint {checkpoint} does not fit brain {self.brain.brain_name}: "
+                    f"{str(error).splitlines()[0] if str(error) else type(error).__name__}"
+                ) from None
 
     def save_model(self, steps: int) -> None:
         """Save a checkpoint ``<model_path>/model-<steps>`` (the newest ``keep_checkpoints`` are kept)."""

@@ -19,6 +19,14 @@ in memory and appends it to the file when the episode ends, so an agent's steps 
 Episodes still running when the recorder closes are appended then, one agent after the other
 (with one agent, the file is exactly what Unity writes). Only where one agent's steps end and
 another's begin (after a done, or between two unfinished episodes) does a pair mix two agents.
+With ``whole_episodes`` the recorder keeps only finished episodes: it stops once the file holds
+``max_steps`` decisions (it may hold a few more, the rest of the last episodes) and drops the
+episodes still running at close.
+
+The meta counts as Unity's does for one agent: ``number_steps`` is the decisions in the file,
+``number_episodes`` the episodes in it, an unfinished one included (Unity counts one more episode
+than the dones it recorded, for the one running at close), and ``mean_reward`` the sum of the
+recorded decisions' rewards over ``number_episodes``.
 """
 
 from __future__ import annotations
@@ -92,21 +100,26 @@ class DemonstrationRecorder:
     :param name: the demonstration name (sanitised like Unity: ``[a-zA-Z0-9 -]``, 16 characters).
     :param folder: where the file goes (created if missing).
     :param max_steps: stop recording once this many decisions are written (0 = no limit).
+    :param whole_episodes: keep finished episodes only (see the module's description).
     :ivar path: the file being written.
     """
 
-    def __init__(self, brain: BrainSpec, name: str, folder: str = ".", max_steps: int = 0) -> None:
+    def __init__(
+        self, brain: BrainSpec, name: str, folder: str = ".", max_steps: int = 0, whole_episodes: bool = False
+    ) -> None:
         self.brain = brain
         self.name = sanitize_demonstration_name(name)
         self.max_steps = int(max_steps)
+        self.whole_episodes = whole_episodes
         os.makedirs(folder, exist_ok=True)
         self.path = demonstration_path(folder, self.name)
         self.number_steps = 0
         self.number_episodes = 0
+        self.unfinished_episodes = 0
         self.cumulative_reward = 0.0
-        self._episodes: dict[int, list[bytes]] = {}
+        # Each agent's running episode: its serialized decisions and their rewards.
+        self._episodes: dict[int, list[tuple[bytes, float]]] = {}
         self._buffered = 0
-        self._episode_rewards: dict[int, float] = {}
         # Open for the recorder's lifetime; close() (or the context manager) closes it.
         self._file: BinaryIO | None = open(self.path, "wb")  # noqa: SIM115
         self._write_meta(self._meta(0, 0, 0.0))
@@ -117,8 +130,10 @@ class DemonstrationRecorder:
 
     @property
     def full(self) -> bool:
-        """True once ``max_steps`` decisions are recorded (further batches are ignored)."""
-        return 0 < self.max_steps <= self.number_steps + self._buffered
+        """True once ``max_steps`` decisions are recorded (further batches are ignored); with
+        ``whole_episodes``, once the file holds them."""
+        recorded = self.number_steps if self.whole_episodes else self.number_steps + self._buffered
+        return 0 < self.max_steps <= recorded
 
     @property
     def closed(self) -> bool:
@@ -133,9 +148,8 @@ class DemonstrationRecorder:
         for agent, info, reward, done in zip(
             batch.agents.tolist(), infos, rewards, batch.local_done.tolist()
         ):
-            self._episodes.setdefault(agent, []).append(info.SerializeToString())
+            self._episodes.setdefault(agent, []).append((info.SerializeToString(), float(np.float32(reward))))
             self._buffered += 1
-            self._episode_rewards[agent] = self._episode_rewards.get(agent, 0.0) + reward
             if done:
                 self._write_episode(agent, finished=True)
             if self.full:
@@ -146,7 +160,10 @@ class DemonstrationRecorder:
         if self._file is None:
             return
         for agent in list(self._episodes):
-            self._write_episode(agent, finished=False)
+            if self.whole_episodes:
+                self._buffered -= len(self._episodes.pop(agent))
+            else:
+                self._write_episode(agent, finished=False)
         meta = self._final_meta()
         # Unity writes the meta at the end of the file before it rewrites the header; readers
         # stop after number_steps records and never parse this copy.
@@ -175,21 +192,30 @@ class DemonstrationRecorder:
         assert self._file is not None
         steps = self._episodes.pop(agent, [])
         self._buffered -= len(steps)
-        reward = self._episode_rewards.pop(agent, 0.0)
-        if self.max_steps:
+        if 0 < self.max_steps <= self.number_steps:
+            return
+        if self.max_steps and not self.whole_episodes:
             steps = steps[: self.max_steps - self.number_steps]
-        widest = self._meta(self.number_steps + len(steps), self.number_episodes + 2, -1.0)
+        if not steps:
+            return
+        widest = self._meta(
+            self.number_steps + len(steps), self.number_episodes + self.unfinished_episodes + 2, -1.0
+        )
         if len(varint(len(widest))) + len(widest) > META_DATA_BYTES + 1:
             # The header has a fixed size: stop before the counts stop fitting in it.
             logger.warning("Demonstration %s: the header is full; recording stops here.", self.name)
             self.max_steps = self.number_steps
             return
         self._file.seek(0, os.SEEK_END)
-        for raw in steps:
+        for raw, _ in steps:
             self._write_delimited(raw)
         self.number_steps += len(steps)
         self.number_episodes += int(finished)
-        self.cumulative_reward += float(np.float32(reward))
+        self.unfinished_episodes += int(not finished)
+        # Summed in float32, the precision of Unity's running total.
+        self.cumulative_reward = float(
+            np.float32(self.cumulative_reward) + np.float32(sum(r for _, r in steps))
+        )
 
     def _meta(self, steps: int, episodes: int, mean_reward: float) -> bytes:
         """The serialized meta message with these counts."""
@@ -202,9 +228,13 @@ class DemonstrationRecorder:
         ).SerializeToString()
 
     def _final_meta(self) -> bytes:
-        # Unity counts one episode more than the recorded dones (the one running at close).
-        episodes = self.number_episodes + 1
-        return self._meta(self.number_steps, episodes, self.cumulative_reward / episodes)
+        # Every episode in the file, unfinished ones included. With one agent Unity counts one
+        # episode more than the recorded dones (the one running at close), even when it is empty.
+        episodes = self.number_episodes + self.unfinished_episodes
+        if not self.whole_episodes:
+            episodes = max(episodes, self.number_episodes + 1)
+        mean = self.cumulative_reward / episodes if episodes else 0.0
+        return self._meta(self.number_steps, episodes, mean)
 
     def _write_meta(self, meta: bytes) -> None:
         assert self._file is not None

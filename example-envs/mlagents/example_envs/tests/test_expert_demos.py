@@ -11,7 +11,7 @@ import pytest
 from mlagents.envs.brain import BrainInfo
 from mlagents.example_envs.expert_demos import EXPERT_DEMOS, ExpertDemo
 from mlagents.example_envs.sdk.catalogue import find_scene
-from mlagents.trainers.demo_loader import load_demonstration, make_demo_buffer
+from mlagents.trainers.demo_loader import load_demonstration, make_demo_buffer, read_demonstration_file
 
 DEMOS = Path(__file__).resolve().parents[4] / "demos"
 
@@ -33,14 +33,25 @@ def test_shipped_demo_loads_and_reproduces_the_heuristic(demo: ExpertDemo) -> No
 
     brain, infos, expected = load_demonstration(str(path))
     buffer = make_demo_buffer(infos, brain, 1)
-    assert expected == len(infos) == demo.steps
+    assert expected == len(infos)
+    meta, _, _ = read_demonstration_file(str(path))
+    dones = sum(bool(info.local_done[0]) for info in infos)
+    rewards = sum(float(info.rewards[0]) for info in infos)
+    assert meta.mean_reward == pytest.approx(rewards / meta.number_episodes, rel=1e-3, abs=1e-5)
+    if demo.whole_episodes:
+        # Finished episodes only, until the file holds the requested decisions.
+        assert demo.steps <= len(infos) < demo.steps * 1.3
+        assert bool(infos[-1].local_done[0]) and meta.number_episodes == dones
+    else:
+        # Each agent's unfinished episode counts as one.
+        assert len(infos) == demo.steps and meta.number_episodes > dones
     assert brain.brain_name == spec.name
     assert brain.vector_observation_space_size == spec.vector_observation_size
     assert brain.num_stacked_vector_observations == spec.num_stacked_vector_observations
     assert brain.vector_action_space_size == list(spec.vector_action_size)
     assert brain.vector_action_space_type == spec.vector_action_space_type
     assert brain.number_visual_observations == len(spec.camera_resolutions)
-    assert len(buffer.update_buffer["actions"]) == demo.steps - 1
+    assert len(buffer.update_buffer["actions"]) == len(infos) - 1
 
     if not demo.observation_heuristic:
         return
@@ -51,7 +62,7 @@ def test_shipped_demo_loads_and_reproduces_the_heuristic(demo: ExpertDemo) -> No
     # Pairs of consecutive decisions of one agent (not where one agent's steps end and another's
     # begin); pictures are checked on a sample (reading them is slow), vectors all at once.
     pairs = [t for t in range(len(infos) - 1) if infos[t].agents == infos[t + 1].agents]
-    assert len(pairs) > demo.steps * 0.9
+    assert len(pairs) > len(infos) * 0.9
     if spec.camera_resolutions:
         pairs = pairs[:: max(1, len(pairs) // 200)]
     observations = np.concatenate([_observation(infos[t], bool(spec.camera_resolutions)) for t in pairs])

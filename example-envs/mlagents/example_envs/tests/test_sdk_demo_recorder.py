@@ -163,3 +163,64 @@ def test_max_steps_and_interleaved_agents(tmp_path: Path) -> None:
     switches = [t for t in range(1, len(infos)) if ids[t] != ids[t - 1] and not dones[t - 1]]
     assert len(switches) < 12
     assert len({ids[t] for t in switches}) == len(switches)
+
+
+# ---------------------------------------------------------------- several agents: the meta
+
+
+def _batch(agents: list[int], rewards: list[float], dones: list[bool]) -> object:
+    from mlagents.example_envs.sdk.academy import DecisionBatch
+
+    k = len(agents)
+    return DecisionBatch(
+        agents=np.asarray(agents, dtype=np.int64),
+        vector_observations=np.zeros((k, 20), np.float32),
+        visual_observations=[],
+        rewards=np.asarray(rewards, np.float32),
+        local_done=np.asarray(dones, bool),
+        max_reached=np.zeros(k, bool),
+        action_masks=None,
+        previous_vector_actions=np.zeros((k, 1), np.float32),
+    )
+
+
+def _basic_brain() -> object:
+    with LocalEnvironment("Basic", seed=0) as env:
+        return env.brains["BasicLearning"]
+
+
+def _play(recorder: DemonstrationRecorder) -> None:
+    """Agent 1's episodes last 2 decisions (reward 1 each), agent 2's 3 decisions (reward 2 each)."""
+    for t in range(6):
+        recorder.record(_batch([1, 2], [1.0, 2.0], [t % 2 == 1, t % 3 == 2]))  # type: ignore[arg-type]
+    recorder.record(_batch([1, 2], [1.0, 2.0], [False, False]))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("whole", [False, True])
+def test_meta_counts_the_episodes_in_the_file_and_their_mean_reward(tmp_path: Path, whole: bool) -> None:
+    brain = _basic_brain()
+    recorder = DemonstrationRecorder(brain, f"Many{int(whole)}", str(tmp_path), whole_episodes=whole)
+    _play(recorder)
+    recorder.close()
+    meta, _ = delimited(Path(recorder.path).read_bytes(), 0)
+    steps, episodes = field(meta, 3), field(meta, 4)
+    mean_reward = struct.unpack("<f", field(meta, 5))[0]  # type: ignore[arg-type]
+    # Finished: agent 1 three episodes (6 decisions), agent 2 two (6 decisions); then one decision
+    # each of unfinished episodes, kept only without whole_episodes.
+    if whole:
+        assert (steps, episodes) == (12, 5)
+        assert mean_reward == pytest.approx((6 * 1.0 + 6 * 2.0) / 5)
+    else:
+        assert (steps, episodes) == (14, 7)
+        assert mean_reward == pytest.approx((7 * 1.0 + 7 * 2.0) / 7)
+
+
+def test_whole_episodes_stop_once_the_file_holds_max_steps(tmp_path: Path) -> None:
+    brain = _basic_brain()
+    recorder = DemonstrationRecorder(brain, "Whole", str(tmp_path), max_steps=5, whole_episodes=True)
+    _play(recorder)
+    assert recorder.full
+    recorder.close()
+    meta, _ = delimited(Path(recorder.path).read_bytes(), 0)
+    # Agent 1's first episode (2), agent 2's (3): 5 decisions, both episodes whole.
+    assert (field(meta, 3), field(meta, 4)) == (5, 2)

@@ -24,7 +24,7 @@ import numpy as np
 from mlagents.envs.brain import AllBrainInfo, BrainInfo, BrainParameters
 from mlagents.trainers.agent_ids import agent_ids
 from mlagents.trainers.bc.trainer import BCTrainer
-from mlagents.trainers.exception import UnityTrainerException
+from mlagents.trainers.components.bc.compatibility import check_brain_to_imitate
 from mlagents.trainers.settings import OnlineBCSettings
 
 LOGGER = logging.getLogger("mlagents.trainers")
@@ -69,13 +69,7 @@ class OnlineBCTrainer(BCTrainer):
     def check_environment_brains(self, brain_names: Collection[str]) -> None:
         """:raises UnityTrainerException: the environment has no brain ``brain_to_imitate`` (called by
         the controller with the brains of the first observations, before the first step)."""
-        if self.brain_to_imitate not in brain_names:
-            raise UnityTrainerException(
-                f"The brain_to_imitate {self.brain_to_imitate} of brain {self.brain_name} is not a brain "
-                f"of the environment, or it is not broadcast (brains sending observations: "
-                f"{', '.join(sorted(brain_names)) or 'none'}). Name the teacher brain and start the "
-                "environment with it broadcast."
-            )
+        check_brain_to_imitate(self.brain_name, self.brain_to_imitate, brain_names)
 
     def add_experiences(
         self, curr_info: AllBrainInfo, next_info: AllBrainInfo, take_action_outputs: Any

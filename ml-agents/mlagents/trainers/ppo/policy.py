@@ -6,7 +6,7 @@ through :class:`~mlagents.trainers.tf_policy.FixedSignatureFunction` (numpy in, 
 
 Outputs of :meth:`PPOPolicy.evaluate` (numpy, agents on axis 0):
 
-=================== ========================================================================
+=================== =================================================================
 ``action``          discrete: sampled int32 (n, n_branches); continuous: float32 (n, d) in [-1, 1]
 ``log_probs``       discrete: raw logits (n, sum(branches)); continuous: per-dimension
                     log-densities (n, d) (the 0.9 tensor ``action_probs``)
@@ -17,7 +17,7 @@ Outputs of :meth:`PPOPolicy.evaluate` (numpy, agents on axis 0):
 ``pre_action``      continuous only: the unclipped sample (n, d)
 ``random_normal_epsilon``  continuous only: the noise used (n, d)
 ``memory_out``      recurrent only: the new memories (n, memory_size)
-=================== ========================================================================
+=================== =================================================================
 """
 
 from __future__ import annotations
@@ -114,6 +114,12 @@ class PPOPolicy(TFPolicy):
             self._load_graph()
         else:
             self._initialize_graph()
+
+    def _optional_checkpoint_objects(self) -> dict[str, Any]:
+        # The pretraining optimizer's moments and step count continue with --load.
+        if self.bc_module is None:
+            return {}
+        return {"pretraining_optimizer": self.bc_module.model.optimizer}
 
     def _checkpoint_objects(self) -> dict[str, Any]:
         # The reward signals' networks and optimizers are saved and restored with the policy's.

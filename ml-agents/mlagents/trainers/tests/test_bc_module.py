@@ -151,3 +151,41 @@ def test_ppo_trainer_reports_the_pretraining_loss(ppo_params, monkeypatch):
         update["extrinsic_value_estimates"].append(0.0)
     trainer.update_policy()
     assert len(trainer.stats[PRETRAINING_LOSS_TAG]) == 1 and trainer.stats[PRETRAINING_LOSS_TAG][0] > 0
+
+
+def test_the_pretraining_optimizer_is_saved_and_restored_with_the_policy(ppo_params, monkeypatch):
+    buffer = demo_buffer(40, lambda r: [2])
+    monkeypatch.setattr(
+        "mlagents.trainers.components.bc.module.load_demonstrations_for",
+        lambda brain, path, sequence_length: (brain, buffer),
+    )
+    pretraining = {"demo_path": "x.demo", "strength": 1.0, "steps": 0}
+    params = ppo_params(pretraining=pretraining)
+    policy = PPOPolicy(0, make_brain(), params, is_training=True)
+    assert policy.bc_module is not None
+    for _ in range(3):
+        policy.bc_module.update()
+    optimizer = policy.bc_module.model.optimizer
+    saved = [v.numpy().copy() for v in optimizer.variables]
+    iterations = int(optimizer.iterations.numpy())
+    assert iterations > 0
+    policy.save_model(10)
+
+    # --load continues with the same moments and step count, then trains on from them.
+    loaded = PPOPolicy(1, make_brain(), ppo_params(pretraining=pretraining), is_training=True, load=True)
+    assert loaded.bc_module is not None
+    restored = loaded.bc_module.model.optimizer
+    for before, after in zip(saved, restored.variables):
+        np.testing.assert_array_equal(before, after.numpy())
+    assert int(restored.iterations.numpy()) == iterations
+    loaded.bc_module.update()
+    assert int(restored.iterations.numpy()) > iterations
+
+    # A checkpoint saved without pretraining loads into a run with it: the optimizer starts afresh.
+    plain_path = str(params["model_path"]) + "-plain"
+    plain = PPOPolicy(2, make_brain(), ppo_params(model_path=plain_path), is_training=True)
+    plain.save_model(5)
+    fresh_params = ppo_params(pretraining=pretraining, model_path=plain_path)
+    fresh = PPOPolicy(3, make_brain(), fresh_params, is_training=True, load=True)
+    assert fresh.bc_module is not None
+    assert int(fresh.bc_module.model.optimizer.iterations.numpy()) == 0

@@ -7,9 +7,11 @@
   ``--teacher BasicTeacher=BasicLearning`` (through ``MLAGENTS_BUILD_ARGS``): a teacher brain beside
   the learner decides with Basic's heuristic in the build and is broadcast, and ``BasicLearning``
   learns from it while both play;
-* the configuration errors found once the environment reported its brains (a demonstration of
-  another brain with other actions, a ``brain_to_imitate`` the environment lacks): one line, exit 1,
-  before the first step. (Those found before any build starts are in test_learn.py.)
+* the imitation errors that need the brains (a demonstration of another brain with other actions,
+  a ``brain_to_imitate`` the environment lacks): for an example build one line, exit 1, before any
+  build starts (its brains come from the example catalogue). (The other configuration errors found
+  before any build starts are in test_learn.py; the same checks after another build started are
+  unit-tested in test_bc.py.)
 
 Each training run uses ``--num-envs=2`` (the error runs one environment), the shipped config with
 only ``max_steps`` and ``summary_freq`` lowered, and checks that nothing is left running.
@@ -17,12 +19,17 @@ only ``max_steps`` and ``summary_freq`` lowered, and checks that nothing is left
 
 import os
 import re
-from collections import defaultdict
+import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
-from learn_helpers import assert_nothing_left, leftovers, run_learn  # beside the tests, see conftest
+from episode_helpers import episode_rewards  # beside the tests, see conftest
+from learn_helpers import assert_nothing_left, leftovers, run_learn
+
+import mlagents.example_envs.registry  # noqa: F401  (registers the examples' names)
+from mlagents.example_envs.sdk.local import LocalEnvironment
 
 REPO = Path(__file__).resolve().parents[4]
 BUILDS = REPO / "example-envs" / "builds"
@@ -51,26 +58,13 @@ def mean_rewards(output, brain):
 def heuristic_mean_reward(scene, brain):
     """The mean episode reward of the example's heuristic (the teacher of its shipped demonstration),
     measured in-process: every agent plays one whole episode."""
-    import mlagents.example_envs.registry  # noqa: F401  (registers the examples' names)
     from mlagents.example_envs.ball3d import balance
     from mlagents.example_envs.basic import walk_to_large_goal
-    from mlagents.example_envs.sdk.local import LocalEnvironment
 
     heuristic = {"Basic": walk_to_large_goal, "3DBall": balance}[scene]
-    returns = {}
-    totals = defaultdict(float)
     with LocalEnvironment(scene, seed=0) as env:
-        batch = env.reset()[brain]
-        n_agents = len(batch.agents)
-        while len(returns) < n_agents:
-            batch = env.step({brain: heuristic(batch.vector_observations)})[brain]
-            for agent, reward, done in zip(
-                batch.agents.tolist(), batch.rewards.tolist(), batch.local_done.tolist()
-            ):
-                totals[agent] += reward
-                if done and agent not in returns:
-                    returns[agent] = totals[agent]
-    return sum(returns.values()) / len(returns)
+        rewards = episode_rewards(env, brain, lambda batch: heuristic(batch.vector_observations), 1)
+    return float(np.mean(rewards))
 
 
 def shipped_config(cwd, name, brain, max_steps, summary_freq, **changes):
@@ -102,8 +96,10 @@ def learn(cwd, config, env, port, *extra, timeout=240, num_envs=2):
     "example, brain, max_steps, summary_freq",
     [
         ("Basic", "BasicLearning", 1000, 250),
-        # An episode lasts 1000 decisions: the first ones of the trained student end after ~2000 steps.
-        ("3DBall", "3DBallLearning", 3000, 500),
+        # An episode lasts 1000 decisions (~2000 steps with two environments): the last summary
+        # covers the second episode of every agent, played by a student trained for 2000+ steps.
+        # benchmarks/bc_student_episodes.py judges the exported student on many more episodes.
+        ("3DBall", "3DBallLearning", 4500, 2250),
     ],
 )
 def test_offline_bc_reaches_the_heuristic(tmp_path, free_port_range, example, brain, max_steps, summary_freq):
@@ -138,37 +134,58 @@ def test_online_bc_learns_from_the_broadcast_heuristic_teacher(tmp_path, free_po
     assert not (tmp_path / "models" / "ppo-0" / "BasicTeacher").exists()
 
 
-def test_errors_found_when_the_environment_reports_its_brains(tmp_path, free_port_range, monkeypatch):
+def _no_build_python(tmp_path):
+    """An interpreter for the build launcher (``$MLAGENTS_PYTHON``) that notes every use in a file:
+    the file exists only if something tried to start a build."""
+    marker = tmp_path / "build-started"
+    script = tmp_path / "python-that-notes"
+    script.write_text(f'#!/bin/sh\ntouch "{marker}"\nexec "{sys.executable}" "$@"\n')
+    script.chmod(0o755)
+    return script, marker
+
+
+def _learn_error(cwd, config, port):
+    """Run mlagents-learn on the Basic build and return its one error line (exit 1, no traceback)."""
+    status, out, err = learn(cwd, config, BUILDS / "Basic.x86_64", port, num_envs=1, timeout=120)
+    errors = [line for line in err.splitlines() if line.startswith("ERROR:")]
+    assert status == 1 and "Traceback" not in err and len(errors) == 1, err[-3000:]
+    # Found before the environment manager was created: nothing was launched or connected.
+    assert "started successfully" not in err + out and "Academy" not in err + out, err[-3000:]
+    return errors[0]
+
+
+def test_imitation_errors_of_an_example_build_come_before_it_starts(tmp_path, free_port_range, monkeypatch):
+    python, marker = _no_build_python(tmp_path)
+    monkeypatch.setenv("MLAGENTS_PYTHON", str(python))
+    port = free_port_range(2)
+
     # A demonstration of 3DBall (continuous actions) for Basic (discrete).
     wrong = tmp_path / "wrong"
     wrong.mkdir()
     config = shipped_config(
         wrong, "offline_bc_config.yaml", "BasicLearning", 1000, 250, demo_path="demos/Expert3DBall.demo"
     )
-    port = free_port_range(2)
-    status, out, err = learn(wrong, config, BUILDS / "Basic.x86_64", port, num_envs=1)
-    errors = [line for line in err.splitlines() if line.startswith("ERROR:")]
-    assert status == 1 and "Traceback" not in err and len(errors) == 1, err[-3000:]
+    error = _learn_error(wrong, config, port)
     assert (
         "The provided demonstration is not compatible with the brain being used for performance evaluation"
-        in errors[0]
+        in error
     )
     assert (
         "vector_action_space_type is 'continuous' in the demonstration but 'discrete' in the brain BasicLearning"
-        in errors[0]
+        in error
     )
     assert not (wrong / "models" / "ppo-0" / "BasicLearning").exists()
 
-    # A teacher the environment does not have.
+    # A teacher the environment does not have (the build's brains include the --teacher one).
     unknown = tmp_path / "unknown"
     unknown.mkdir()
     config = shipped_config(
         unknown, "online_bc_config.yaml", "BasicLearning", 1000, 250, brain_to_imitate="Nobody"
     )
     monkeypatch.setenv("MLAGENTS_BUILD_ARGS", TEACHER_ARGS)
-    status, out, err = learn(unknown, config, BUILDS / "Basic.x86_64", port, num_envs=1)
-    errors = [line for line in err.splitlines() if line.startswith("ERROR:")]
-    assert status == 1 and "Traceback" not in err and len(errors) == 1, err[-3000:]
-    assert "The brain_to_imitate Nobody of brain BasicLearning is not a brain of the environment" in errors[0]
-    assert "BasicTeacher" in errors[0]
+    error = _learn_error(unknown, config, port)
+    assert "The brain_to_imitate Nobody of brain BasicLearning is not a brain of the environment" in error
+    assert "BasicTeacher" in error
+
+    assert not marker.exists(), "a build was started"
     assert_nothing_left(range(port, port + 2))

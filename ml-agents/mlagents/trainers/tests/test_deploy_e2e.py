@@ -3,11 +3,11 @@ checkpoints (--video-freq), and run by the build's inference brain."""
 
 import math
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
+from episode_helpers import episode_rewards
 from learn_helpers import BASIC_LEARNING, LearnProcess, assert_nothing_left, trainer_config
 from tensorboard.backend.event_processing import event_accumulator
 
@@ -81,22 +81,6 @@ def test_a_video_at_each_checkpoint_also_in_tensorboard(trained):
     assert len(events[0].tensor_proto.string_val) == 2 + 8
 
 
-def episode_rewards(env: UnityEnvironment, brain: str, act: Callable | None) -> list[float]:
-    """Rewards of the first ``EPISODES`` episodes of ``brain``'s agents in ``env`` (training
-    configuration); ``act(brain_info)`` gives the actions, or None when the build decides."""
-    infos = env.reset(train_mode=True)
-    totals: dict[str, float] = {}
-    finished: list[float] = []
-    while len(finished) < EPISODES:
-        info = infos[brain]
-        for agent, reward, done in zip(info.agents, info.rewards, info.local_done):
-            totals[agent] = totals.get(agent, 0.0) + reward
-            if done:
-                finished.append(totals.pop(agent))
-        infos = env.step({brain: act(info)} if act is not None else None)
-    return finished[:EPISODES]
-
-
 def python_policy_rewards(cwd: Path, port: int) -> list[float]:
     """The trained policy (its last checkpoint) acting through Python on the build."""
     env = UnityEnvironment(str(BASIC), worker_id=0, base_port=port, seed=11, no_graphics=True)
@@ -111,7 +95,7 @@ def python_policy_rewards(cwd: Path, port: int) -> list[float]:
             vis_encode_type="simple",
         )
         policy = PPOPolicy(11, env.brains["BasicLearning"], settings, is_training=False, load=True)
-        return episode_rewards(env, "BasicLearning", lambda info: policy.get_action(info).action)
+        return episode_rewards(env, "BasicLearning", lambda info: policy.get_action(info).action, EPISODES)
     finally:
         env.close()
 
@@ -140,7 +124,7 @@ def test_the_build_runs_the_model_as_python_does(trained, free_port_range):
     )
     try:
         assert env.external_brain_names == []
-        in_build = episode_rewards(env, "BasicLearning", None)
+        in_build = episode_rewards(env, "BasicLearning", None, EPISODES)  # Basic has one agent
     finally:
         env.close()
     assert_nothing_left([port, port + 1])

@@ -5,6 +5,7 @@ any environment starts), read (:func:`load_demonstrations_for`) and checked to f
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from typing import Any
 
 from mlagents.envs.brain import BrainParameters
@@ -16,6 +17,7 @@ from mlagents.trainers.settings import OfflineBCSettings, PPOSettings, TrainerCo
 __all__ = [
     "COMPARED_FIELDS",
     "brain_differences",
+    "check_brain_to_imitate",
     "check_demo_compatible",
     "check_demo_paths",
     "demo_paths_of",
@@ -66,6 +68,18 @@ def check_demo_compatible(demo: BrainParameters, brain: BrainParameters, demo_pa
             "The provided demonstration is not compatible with the brain being used for performance "
             f"evaluation: {demo_path} was recorded by brain {demo.brain_name} and its "
             f"{'; '.join(differences)} {brain.brain_name}. Record a demonstration with this brain."
+        )
+
+
+def check_brain_to_imitate(brain_name: str, brain_to_imitate: str, brain_names: Collection[str]) -> None:
+    """:raises UnityTrainerException: ``brain_to_imitate`` (the teacher of online BC for
+    ``brain_name``) is not among ``brain_names``, the brains Python sees."""
+    if brain_to_imitate not in brain_names:
+        raise UnityTrainerException(
+            f"The brain_to_imitate {brain_to_imitate} of brain {brain_name} is not a brain "
+            f"of the environment, or it is not broadcast (brains sending observations: "
+            f"{', '.join(sorted(brain_names)) or 'none'}). Name the teacher brain and start the "
+            "environment with it broadcast."
         )
 
 
