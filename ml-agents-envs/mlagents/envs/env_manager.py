@@ -58,6 +58,7 @@ class EnvManager(ABC):
     def __init__(self) -> None:
         self.policies: dict[str, Policy] = {}
         self.restart_count = 0
+        self._interrupted_steps: list[StepInfo] = []
 
     def take_interrupted_steps(self) -> list[StepInfo]:
         """The episodes cut short by a lost environment since the last call (then forgotten).
@@ -68,7 +69,15 @@ class EnvManager(ABC):
         episodes cut by a step limit, so that nothing joins them to the restarted environment's
         first steps. Managers that do not restart environments return an empty list.
         """
-        return []
+        interrupted, self._interrupted_steps = self._interrupted_steps, []
+        return interrupted
+
+    def _count_restart(self, last_step: StepInfo) -> None:
+        """Count one restart of an environment lost after ``last_step`` and report its agents'
+        episode once through :meth:`take_interrupted_steps`."""
+        if last_step.current_all_brain_info:
+            self._interrupted_steps.append(interrupted_step_info(last_step.current_all_brain_info))
+        self.restart_count += 1
 
     def set_policy(self, brain_name: str, policy: Policy) -> None:
         """Use ``policy`` to decide the actions of the agents of ``brain_name`` from now on."""

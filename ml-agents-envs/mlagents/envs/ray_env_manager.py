@@ -35,7 +35,7 @@ from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.base_unity_environment import BaseUnityEnvironment
 from mlagents.envs.brain import BrainParameters
 from mlagents.envs.communicator_objects import CustomResetParameters
-from mlagents.envs.env_manager import EnvManager, StepBatch, StepInfo, interrupted_step_info
+from mlagents.envs.env_manager import EnvManager, StepBatch, StepInfo
 from mlagents.envs.env_worker import LoggingSetup
 from mlagents.envs.exception import UnityCommunicationException, UnityEnvironmentException
 from mlagents.envs.ray_env_worker import (
@@ -45,7 +45,7 @@ from mlagents.envs.ray_env_worker import (
     kill_process_group,
     unpack_all_brain_info,
 )
-from mlagents.envs.restart_policy import RestartPolicy, is_restartable
+from mlagents.envs.restart_policy import RestartPolicy, first_line, is_restartable
 from mlagents.envs.step_batching import StepBatcher
 from mlagents.envs.timers import TimerNode, hierarchical_timer, timed
 
@@ -211,7 +211,6 @@ class RayEnvManager(EnvManager):
         self._cpus_per_worker = cpus_per_worker
         self._start_timeout = start_timeout
         self._restart_policy = restart_policy
-        self._interrupted_steps: list[StepInfo] = []
         # What a restarted environment is reset with: the arguments of the last reset().
         self._last_reset: tuple[dict[str, float] | None, bool, CustomResetParameters | None] | None = None
         try:
@@ -253,11 +252,6 @@ class RayEnvManager(EnvManager):
             finished = self._wait_for_steps()
             if finished:  # empty only when every worker in flight was lost and restarted
                 return self._postprocess_steps(finished)
-
-    def take_interrupted_steps(self) -> list[StepInfo]:
-        """The episodes cut short by restarted workers since the last call."""
-        interrupted, self._interrupted_steps = self._interrupted_steps, []
-        return interrupted
 
     def reset(
         self,
@@ -529,19 +523,16 @@ class RayEnvManager(EnvManager):
         if self._restart_policy is None or self._closed or not is_restartable(error):
             raise error
         number = self._restart_policy.request(worker_id, error)
-        if worker.previous_step.current_all_brain_info:
-            self._interrupted_steps.append(interrupted_step_info(worker.previous_step.current_all_brain_info))
+        self._count_restart(worker.previous_step)
         worker.step_ref = None
         self._end_workers([worker], _LOST_WORKER_CLOSE_TIMEOUT)
         self._batcher.forget(worker_id)
-        self.restart_count += 1
-        first_line = (str(error).strip().splitlines() or ["(no message)"])[0]
         logger.warning(
             "%s was lost (%s: %s). Restarting it (restart %d of this worker, %d in all). The environment's "
             "log: %s",
             worker.describe(),
             type(error).__name__,
-            first_line,
+            first_line(error),
             number,
             self.restart_count,
             (worker.started.build_log_path if worker.started else None) or "unknown",

@@ -138,7 +138,7 @@ class RestartPolicy:
         """
         reason = self.refusal(worker_id)
         if reason is not None:
-            lost = "" if error is None else f" after {type(error).__name__}: {_first_line(error)}"
+            lost = "" if error is None else f" after {type(error).__name__}: {first_line(error)}"
             exceeded = RestartLimitExceeded(
                 f"UnityEnvironment worker {worker_id} was lost{lost}. Not restarting it: {reason}.",
                 worker_id,
@@ -159,6 +159,7 @@ class RestartPolicy:
         return recent
 
 
-def _first_line(error: BaseException) -> str:
+def first_line(error: BaseException) -> str:
+    """The first line of ``error``'s message (for one-line log messages)."""
     text = str(error).strip()
     return text.splitlines()[0] if text else "(no message)"

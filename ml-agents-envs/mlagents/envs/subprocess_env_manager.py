@@ -37,7 +37,7 @@ from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.base_unity_environment import BaseUnityEnvironment
 from mlagents.envs.brain import BrainParameters
 from mlagents.envs.communicator_objects import CustomResetParameters
-from mlagents.envs.env_manager import EnvManager, StepBatch, StepInfo, interrupted_step_info
+from mlagents.envs.env_manager import EnvManager, StepBatch, StepInfo
 
 # The worker side lives in env_worker; its names stay importable from here, as in ML-Agents 0.9.
 from mlagents.envs.env_worker import (
@@ -49,7 +49,7 @@ from mlagents.envs.env_worker import (
     WorkerReady,
 )
 from mlagents.envs.exception import UnityCommunicationException, UnityException
-from mlagents.envs.restart_policy import RestartPolicy, is_restartable
+from mlagents.envs.restart_policy import RestartPolicy, first_line, is_restartable
 from mlagents.envs.step_batching import StepBatcher
 from mlagents.envs.timers import TimerNode, hierarchical_timer, timed
 
@@ -289,7 +289,6 @@ class SubprocessEnvManager(EnvManager):
         self._step_responses: list[EnvironmentResponse] = []
         # Step-queue messages read while a worker was restarted, handled by the next collection.
         self._unhandled_responses: list[EnvironmentResponse] = []
-        self._interrupted_steps: list[StepInfo] = []
         self._restart_policy = restart_policy
         # What a restarted environment is reset with: the arguments of the last reset().
         self._last_reset: tuple[dict[str, float] | None, bool, CustomResetParameters | None] | None = None
@@ -385,11 +384,6 @@ class SubprocessEnvManager(EnvManager):
             worker_steps = self._wait_for_step_responses()
             if worker_steps:  # empty only when every worker in flight was lost and restarted
                 return self._postprocess_steps(worker_steps)
-
-    def take_interrupted_steps(self) -> list[StepInfo]:
-        """The episodes cut short by restarted workers since the last call (see the class doc)."""
-        interrupted, self._interrupted_steps = self._interrupted_steps, []
-        return interrupted
 
     def reset(
         self,
@@ -631,18 +625,16 @@ class SubprocessEnvManager(EnvManager):
         if self._restart_policy is None or self._closed or not is_restartable(error):
             raise error
         number = self._restart_policy.request(worker_id, error)
-        if worker.previous_step.current_all_brain_info:
-            self._interrupted_steps.append(interrupted_step_info(worker.previous_step.current_all_brain_info))
+        self._count_restart(worker.previous_step)
         worker.kill()
         self._drop_queued_responses_of(worker_id)
         self._batcher.forget(worker_id)
-        self.restart_count += 1
         logger.warning(
             "UnityEnvironment worker %d was lost (%s: %s). Restarting it on the same port (restart %d of "
             "this worker, %d in all). The environment's log: %s",
             worker_id,
             type(error).__name__,
-            _first_line(error),
+            first_line(error),
             number,
             self.restart_count,
             worker.build_log_path or "unknown",
@@ -686,8 +678,3 @@ def _stopped_after_interrupt(worker_id: int) -> UnityCommunicationException:
         f"At least one of the environments has closed. (UnityEnvironment worker {worker_id} "
         "stopped after an interrupt.)"
     )
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else "(no message)"

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from mlagents.trainers.encoders import EncoderType, VectorEncoder, VisualEncoder
+from mlagents.trainers.components.reward_signals.signal_layers import action_width, signal_visual_encoders
+from mlagents.trainers.encoders import VectorEncoder
 from mlagents.trainers.layers import Dense, Initializer
 
 __all__ = ["CuriosityModel", "FORWARD_WEIGHT", "INVERSE_WEIGHT", "LOSS_SCALE", "HIDDEN_UNITS"]
@@ -68,19 +69,9 @@ class CuriosityModel(tf.Module):
         self.act_size = [int(a) for a in act_size]
         self.is_continuous = bool(is_continuous)
         self.encoding_size = int(encoding_size)
-        self.visual_encoders = [
-            VisualEncoder(
-                h,
-                w,
-                c,
-                self.encoding_size,
-                1,
-                EncoderType.SIMPLE,
-                init,
-                name=f"curiosity_stream_{i}_visual_obs_encoder",
-            )
-            for i, (h, w, c) in enumerate(self.vis_obs_shapes)
-        ]
+        self.visual_encoders = signal_visual_encoders(
+            self.vis_obs_shapes, self.encoding_size, init, "curiosity"
+        )
         self.vector_encoder = (
             VectorEncoder(self.vec_obs_size, self.encoding_size, 2, init, name="curiosity_vector_obs_encoder")
             if self.vec_obs_size > 0
@@ -89,7 +80,7 @@ class CuriosityModel(tf.Module):
         self.encoded_size = self.encoding_size * (
             len(self.visual_encoders) + (1 if self.vector_encoder else 0)
         )
-        self.action_width = self.act_size[0] if self.is_continuous else sum(self.act_size)
+        self.action_width = action_width(self.act_size, self.is_continuous)
         self.inverse_hidden = Dense(
             2 * self.encoded_size, HIDDEN_UNITS, init, ("glorot",), activation="swish", name="inverse_hidden"
         )

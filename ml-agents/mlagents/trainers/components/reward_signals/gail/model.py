@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from mlagents.trainers.encoders import EncoderType, VisualEncoder
+from mlagents.trainers.components.reward_signals.signal_layers import action_width, signal_visual_encoders
 from mlagents.trainers.layers import Dense, Initializer, Normalizer
 
 __all__ = [
@@ -90,21 +90,9 @@ class GAILModel(tf.Module):
         self.encoding_size = int(encoding_size)
         self.use_actions = bool(use_actions)
         self.use_vail = bool(use_vail)
-        self.visual_encoders = [
-            VisualEncoder(
-                h,
-                w,
-                c,
-                self.encoding_size,
-                1,
-                EncoderType.SIMPLE,
-                init,
-                name=f"gail_stream_{i}_visual_obs_encoder",
-            )
-            for i, (h, w, c) in enumerate(self.vis_obs_shapes)
-        ]
+        self.visual_encoders = signal_visual_encoders(self.vis_obs_shapes, self.encoding_size, init, "gail")
         self.state_width = self.encoding_size * len(self.visual_encoders) + self.vec_obs_size
-        self.action_width = self.act_size[0] if self.is_continuous else sum(self.act_size)
+        self.action_width = action_width(self.act_size, self.is_continuous)
         self.input_width = self.state_width + (self.action_width + 1 if self.use_actions else 0)
         self.hidden_1 = Dense(
             self.input_width, HIDDEN_UNITS, init, ("glorot",), activation="swish", name="gail_d_hidden_1"
