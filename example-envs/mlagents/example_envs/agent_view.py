@@ -15,13 +15,16 @@ here keeps every colour close to its material value).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
+from typing import Any
 
 import mujoco
 import numpy as np
 
 from .box_arena import to_mujoco, yaw_quaternions
 from .sdk.rendering import OffscreenRenderer
+from .sdk.scene import CameraResolution, SceneSpec
 
 Colour = tuple[float, float, float]
 
@@ -37,6 +40,17 @@ SUCCESS_GREEN: Colour = (0.48, 0.72, 0.31)
 FAILURE_RED: Colour = (1.0, 0.49, 0.49)
 #: the floor shows the success / failure colour for 0.5 s (25 physics steps) after an episode ends
 FLASH_STEPS = 25
+
+
+def with_agent_camera(spec: SceneSpec, **changes: Any) -> SceneSpec:
+    """``spec`` with every brain seeing one ``IMAGE_SIZE`` RGB camera and no vector observation
+    (``changes``: other BrainSpec fields to set as well)."""
+    camera = CameraResolution(IMAGE_SIZE, IMAGE_SIZE, gray_scale=False)
+    spec.brains = [
+        dataclasses.replace(brain, vector_observation_size=0, camera_resolutions=(camera,), **changes)
+        for brain in spec.brains
+    ]
+    return spec
 
 
 def _fmt(values: Sequence[float] | np.ndarray) -> str:

@@ -14,23 +14,21 @@ step the laser was fired in, 25 m x laser_length long).
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from .agent_view import (
     AGENT_BLUE,
     FAILURE_RED,
     FLASH_STEPS,
-    IMAGE_SIZE,
     SUCCESS_GREEN,
     WALL_GREY,
     WHITE,
     ViewModel,
+    with_agent_camera,
 )
 from .box_arena import forward_vectors
 from .food_collector import FOOD_HALF, GROUND, LASER_LENGTH, WALLS, FoodCollector
-from .sdk.scene import CameraResolution, SceneSpec
+from .sdk.scene import SceneSpec
 
 CLEAR_COLOUR = (0.838, 0.727, 0.586)
 GOOD_FOOD = (0.95, 0.83, 0.18)
@@ -53,15 +51,7 @@ class VisualFoodCollector(FoodCollector):
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        spec = super().spec()
-        spec.brains = [
-            dataclasses.replace(
-                brain,
-                vector_observation_size=0,
-                camera_resolutions=(CameraResolution(IMAGE_SIZE, IMAGE_SIZE, gray_scale=False),),
-            )
-            for brain in spec.brains
-        ]
+        spec = with_agent_camera(super().spec())
         spec.reset_parameters = {}
         return spec
 

@@ -16,23 +16,21 @@ of their colour along the back edge.
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from .agent_view import (
     AGENT_BLUE,
     FAILURE_RED,
     FLASH_STEPS,
-    IMAGE_SIZE,
     SUCCESS_GREEN,
     WALL_GREY,
     WHITE,
     ViewModel,
     agent_boxes,
+    with_agent_camera,
 )
 from .hallway import BLOCK_HALF, GOAL_HALF, GROUND, NOSE_CENTER, NOSE_HALF, WALLS, Hallway
-from .sdk.scene import CameraResolution, SceneSpec
+from .sdk.scene import SceneSpec
 
 ORANGE: tuple[float, float, float] = (0.85, 0.54, 0.0)
 RED: tuple[float, float, float] = (0.76, 0.13, 0.20)
@@ -47,16 +45,7 @@ class VisualHallway(Hallway):
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        spec = super().spec()
-        spec.brains = [
-            dataclasses.replace(
-                brain,
-                vector_observation_size=0,
-                num_stacked_vector_observations=1,
-                camera_resolutions=(CameraResolution(IMAGE_SIZE, IMAGE_SIZE, gray_scale=False),),
-            )
-            for brain in spec.brains
-        ]
+        spec = with_agent_camera(super().spec(), num_stacked_vector_observations=1)
         return spec
 
     def initialize(self) -> None:

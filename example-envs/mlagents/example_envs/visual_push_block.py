@@ -15,22 +15,20 @@ white checkered goal strip, which turns with the area at every reset.
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from .agent_view import (
     AGENT_BLUE,
     FLASH_STEPS,
-    IMAGE_SIZE,
     SUCCESS_GREEN,
     WALL_GREY,
     WHITE,
     ViewModel,
     agent_boxes,
+    with_agent_camera,
 )
 from .push_block import BLOCK_HALF_HEIGHT, GOAL, GROUND, NOSE_CENTER, NOSE_HALF, WALLS, PushBlock
-from .sdk.scene import CameraResolution, SceneSpec
+from .sdk.scene import SceneSpec
 
 ORANGE = (0.85, 0.54, 0.0)
 CLEAR_COLOUR = (0.243, 0.457, 0.792)
@@ -44,16 +42,7 @@ class VisualPushBlock(PushBlock):
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        spec = super().spec()
-        spec.brains = [
-            dataclasses.replace(
-                brain,
-                vector_observation_size=0,
-                num_stacked_vector_observations=1,
-                camera_resolutions=(CameraResolution(IMAGE_SIZE, IMAGE_SIZE, gray_scale=False),),
-            )
-            for brain in spec.brains
-        ]
+        spec = with_agent_camera(super().spec(), num_stacked_vector_observations=1)
         return spec
 
     def initialize(self) -> None:

@@ -14,23 +14,21 @@ a plain sky colour stands in for it.
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from .agent_view import (
     AGENT_BLUE,
     FAILURE_RED,
-    IMAGE_SIZE,
     SUCCESS_GREEN,
     WALL_GREY,
     ViewModel,
     agent_boxes,
+    with_agent_camera,
 )
 from .box_arena import to_mujoco
 from .pyramids import Pyramids
 from .pyramids_physics import GOLD_HALF, GROUND, STONE_LAYERS, SWITCH_HALF, WALLS, stone_layer_boxes
-from .sdk.scene import CameraResolution, SceneSpec
+from .sdk.scene import SceneSpec
 
 FLOOR_COLOUR = (0.49, 0.43, 0.39)
 BRICK_COLOUR = (0.57, 0.38, 0.19)
@@ -50,15 +48,7 @@ class VisualPyramids(Pyramids):
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        spec = super().spec()
-        spec.brains = [
-            dataclasses.replace(
-                brain,
-                vector_observation_size=0,
-                camera_resolutions=(CameraResolution(IMAGE_SIZE, IMAGE_SIZE, gray_scale=False),),
-            )
-            for brain in spec.brains
-        ]
+        spec = with_agent_camera(super().spec())
         return spec
 
     def initialize(self) -> None:
