@@ -10,7 +10,7 @@ from gymnasium import spaces
 
 from gym_unity.envs.core import required_field
 from gym_unity.envs.exception import UnityGymException
-from mlagents.envs.brain import BrainInfo, BrainParameters
+from mlagents.envs.brain import AllBrainInfo, BrainInfo, BrainParameters, take_agents
 
 AgentActionSpace = spaces.Discrete | spaces.MultiDiscrete | spaces.Box
 
@@ -87,3 +87,26 @@ def unity_actions(actions: np.ndarray, space: AgentActionSpace, n_agents: int) -
             f"Expected actions of shape {expected} (one {space} action per agent), got shape {array.shape}."
         )
     return array.reshape(n_agents, -1).astype(np.float32, copy=False)
+
+
+def brain_info_of(all_brain_info: AllBrainInfo, brain: str) -> BrainInfo:
+    """The BrainInfo of ``brain`` in an environment's answer.
+
+    :raises UnityGymException: the answer has no entry for it.
+    """
+    try:
+        return all_brain_info[brain]
+    except KeyError:
+        raise UnityGymException(f"The environment's answer has no entry for the brain '{brain}'.") from None
+
+
+def agents_in_order(info: BrainInfo, expected: list[int]) -> BrainInfo | None:
+    """``info`` with its agents in the order ``expected``, or None when not exactly those agents
+    decided (the caller says what it cannot follow)."""
+    agents = required_field(info.agents, "agents")
+    if agents == expected:
+        return info
+    if len(agents) == len(expected) and set(agents) == set(expected):
+        position = {agent: row for row, agent in enumerate(agents)}
+        return take_agents(info, np.array([position[agent] for agent in expected]))
+    return None

@@ -13,14 +13,16 @@ from gym_unity.envs.batched import (
     AgentActionSpace,
     agent_action_space,
     agent_observation_space,
+    agents_in_order,
     batch_flags,
     batch_observations,
+    brain_info_of,
     unity_actions,
 )
 from gym_unity.envs.builds import Builds, launch_options
 from gym_unity.envs.core import LaunchOptions, _unity_seed, required_field
 from gym_unity.envs.exception import UnityGymException
-from mlagents.envs.brain import AllBrainInfo, BrainInfo, take_agents
+from mlagents.envs.brain import AllBrainInfo, BrainInfo
 from mlagents.envs.environment import UnityEnvironment
 
 try:
@@ -119,7 +121,7 @@ class UnityParallelEnv(ParallelEnv[str, np.ndarray, Any]):
         ] = {}  # brain -> Unity agent ids, in the order of the first reset
         self._names: dict[str, list[str]] = {}  # brain -> agent names, same order
         for brain in self.brain_names:
-            ids = list(required_field(self._info_of(all_brain_info, brain).agents, "agents"))
+            ids = list(required_field(brain_info_of(all_brain_info, brain).agents, "agents"))
             self._unity_ids[brain] = ids
             self._names[brain] = [f"{brain}_{position}" for position in range(len(ids))]
         self.possible_agents: list[str] = [name for brain in self.brain_names for name in self._names[brain]]
@@ -167,7 +169,7 @@ class UnityParallelEnv(ParallelEnv[str, np.ndarray, Any]):
         self.agents = list(self.possible_agents)
         observations: dict[str, np.ndarray] = {}
         for brain in self.brain_names:
-            info = self._in_order(brain, self._info_of(all_brain_info, brain))
+            info = self._in_order(brain, brain_info_of(all_brain_info, brain))
             observations.update(zip(self._names[brain], batch_observations(info, self._use_visual)))
         return observations, {agent: {} for agent in self.agents}
 
@@ -203,7 +205,7 @@ class UnityParallelEnv(ParallelEnv[str, np.ndarray, Any]):
         terminations: dict[str, bool] = {}
         truncations: dict[str, bool] = {}
         for brain in self.brain_names:
-            info = self._in_order(brain, self._info_of(all_brain_info, brain))
+            info = self._in_order(brain, brain_info_of(all_brain_info, brain))
             names = self._names[brain]
             reward, done, max_reached = batch_flags(info)
             if academy_done:
@@ -273,7 +275,7 @@ class UnityParallelEnv(ParallelEnv[str, np.ndarray, Any]):
             # The start-up reset, as in the constructor, so that a seed always gives the same episodes.
             all_brain_info = self._reset_environment(None)
             for brain in self.brain_names:
-                self._in_order(brain, self._info_of(all_brain_info, brain))
+                self._in_order(brain, brain_info_of(all_brain_info, brain))
         except BaseException:
             self.close()
             raise
@@ -310,26 +312,16 @@ class UnityParallelEnv(ParallelEnv[str, np.ndarray, Any]):
         batch = np.stack([np.asarray(actions.get(name, zero), dtype=space.dtype) for name in names])
         return unity_actions(batch, space, len(names))
 
-    def _info_of(self, all_brain_info: AllBrainInfo, brain: str) -> BrainInfo:
-        try:
-            return all_brain_info[brain]
-        except KeyError:
-            raise UnityGymException(
-                f"The environment's answer has no entry for the brain '{brain}'."
-            ) from None
-
     def _in_order(self, brain: str, info: BrainInfo) -> BrainInfo:
         """``info`` with the brain's agents in the order of the first reset.
 
         :raises UnityGymException: not exactly the agents of the first reset decided.
         """
         expected = self._unity_ids[brain]
+        ordered = agents_in_order(info, expected)
+        if ordered is not None:
+            return ordered
         agents = required_field(info.agents, "agents")
-        if agents == expected:
-            return info
-        if len(agents) == len(expected) and set(agents) == set(expected):
-            position = {agent: row for row, agent in enumerate(agents)}
-            return take_agents(info, np.array([position[agent] for agent in expected]))
         raise UnityGymException(
             f"UnityParallelEnv needs every agent to decide at every step and keep its brain, but "
             f"{len(agents)} of the {len(expected)} agents of the brain '{brain}' asked for a decision. "

@@ -16,14 +16,16 @@ import numpy as np
 from gym_unity.envs.batched import (
     agent_action_space,
     agent_observation_space,
+    agents_in_order,
     batch_flags,
     batch_observations,
+    brain_info_of,
     unity_actions,
 )
 from gym_unity.envs.builds import Builds, launch_options
 from gym_unity.envs.core import LaunchOptions, _unity_seed, required_field
 from gym_unity.envs.exception import UnityGymException
-from mlagents.envs.brain import BrainInfo, BrainParameters, take_agents
+from mlagents.envs.brain import BrainInfo, BrainParameters
 
 try:
     from stable_baselines3.common.vec_env.base_vec_env import (
@@ -285,12 +287,7 @@ class UnityVecEnv(VecEnv):
         return batch_observations(info, self._use_visual), rewards, dones, truncated
 
     def _brain_info(self, all_brain_info: dict[str, BrainInfo]) -> BrainInfo:
-        try:
-            return all_brain_info[self.brain_name]
-        except KeyError:
-            raise UnityGymException(
-                f"The environment's answer has no entry for the brain '{self.brain_name}'."
-            ) from None
+        return brain_info_of(all_brain_info, self.brain_name)
 
     def _in_order(self, build: int, info: BrainInfo) -> BrainInfo:
         """``info`` with the build's agents in the order of the first reset.
@@ -298,12 +295,10 @@ class UnityVecEnv(VecEnv):
         :raises UnityGymException: not exactly the agents of the first reset decided.
         """
         expected = self._agent_ids[build]
+        ordered = agents_in_order(info, expected)
+        if ordered is not None:
+            return ordered
         agents = required_field(info.agents, "agents")
-        if agents == expected:
-            return info
-        if len(agents) == len(expected) and set(agents) == set(expected):
-            position = {agent: row for row, agent in enumerate(agents)}
-            return take_agents(info, np.array([position[agent] for agent in expected]))
         raise UnityGymException(
             f"UnityVecEnv needs every agent of the brain '{self.brain_name}' to decide at every step, but "
             f"{len(agents)} of its {len(expected)} agents (build {build}) asked for a decision. On-demand "
