@@ -7,6 +7,7 @@ Usage: ``python faulty_learn.py <mlagents-learn arguments>`` with the environmen
   launch only, e.g. ``{"2": ["--fault-hang-after", "300"]}`` (the example builds' fault flags); a
   marker file per worker in ``"markers"`` (a folder) remembers the launches, so a restarted build
   runs normally;
+* ``"args"``: extra build arguments for every launch of every worker (e.g. ``--frame-time-ms``);
 * ``"exchange_timeout"``: seconds a worker waits for each answer of its build (default 120), short
   so that a hang is noticed quickly;
 * ``"report"``: a JSON file written at exit: ``chunks`` (trajectory chunks that reached the update
@@ -45,6 +46,7 @@ def faulty_environment_factory(
     for extension in learn.ENV_EXTENSIONS:
         file_name = file_name.replace(extension, "") if file_name else None
     first_launch_args: dict[str, list[str]] = SETTINGS.get("first_launch_args", {})
+    every_launch_args: list[str] = SETTINGS.get("args", [])
     markers: str = SETTINGS.get("markers", ".")
     exchange_timeout = float(SETTINGS.get("exchange_timeout", 120.0))
 
@@ -52,7 +54,9 @@ def faulty_environment_factory(
         from mlagents.envs.environment import UnityEnvironment
 
         marker = os.path.join(markers, f"worker-{worker_id}")
-        args = [] if os.path.exists(marker) else list(first_launch_args.get(str(worker_id), []))
+        args = list(every_launch_args)
+        if not os.path.exists(marker):
+            args += first_launch_args.get(str(worker_id), [])
         with open(marker, "a") as launches:
             launches.write("launch\n")
         return UnityEnvironment(

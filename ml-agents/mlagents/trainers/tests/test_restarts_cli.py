@@ -90,7 +90,7 @@ def test_training_goes_on_after_a_killed_and_a_hung_build(tmp_path, free_port_ra
         buffer_size=600,
         hidden_units=32,
         num_layers=1,
-        max_steps=1600,
+        max_steps=2400,
         normalize=True,
         time_horizon=64,
         summary_freq=400,
@@ -98,8 +98,14 @@ def test_training_goes_on_after_a_killed_and_a_hung_build(tmp_path, free_port_ra
     )
     (tmp_path / "config.yaml").write_text(config)
     port = free_port_range(4)
-    # Worker 2's first build stops answering after 60 exchanges (of about 400); noticed after 3 s.
-    faults = {"first_launch_args": {"2": ["--fault-hang-after", "60"]}, "exchange_timeout": 3.0}
+    # Worker 2's first build stops answering after 30 exchanges; it is noticed after 3 s. Every
+    # academy step costs 10 ms, so the other workers cannot finish the run meanwhile: they need at
+    # least 2400 / 3 / 100 = 8 s for it.
+    faults = {
+        "first_launch_args": {"2": ["--fault-hang-after", "30"]},
+        "args": ["--frame-time-ms", "10"],
+        "exchange_timeout": 3.0,
+    }
     run = FaultyLearn(
         tmp_path,
         faults,
@@ -113,12 +119,15 @@ def test_training_goes_on_after_a_killed_and_a_hung_build(tmp_path, free_port_ra
         "--run-id=faults",
         "--seed=1",
         "--no-graphics",
+        "--restarts-rate-limit-n=-1",
     )
     try:
         run.wait_for(r"Step: 400\.", timeout=240)
         # Worker 1's build is killed outright.
-        (build,) = leftovers([port + 1])
-        os.kill(build, signal.SIGKILL)
+        builds = leftovers([port + 1])
+        assert builds
+        for build in builds:
+            os.kill(build, signal.SIGKILL)
         status = run.finish(timeout=400)
     finally:
         if run.process.poll() is None:
@@ -126,16 +135,17 @@ def test_training_goes_on_after_a_killed_and_a_hung_build(tmp_path, free_port_ra
     output = run.output()
     assert status == 0, output[-4000:]
     assert "Traceback" not in output
-    restarts = {int(worker): (error, log) for worker, error, log in RESTART_LINE.findall(output)}
-    assert sorted(restarts) == [1, 2], output[-4000:]
-    assert restarts[1][0] == "UnityCommunicationException"
-    assert restarts[2][0] == "UnityTimeOutException"
-    assert Path(restarts[2][1]).name == "3DBall-worker2.log"
+    lines = RESTART_LINE.findall(output)
+    restarts = {(int(worker), error): Path(log).name for worker, error, log in lines}
+    # The killed build and the hung one (a healthy build that stalls past exchange_timeout on an
+    # overloaded machine would be restarted too: counted, not an error).
+    assert restarts.get((1, "UnityCommunicationException")) == "3DBall-worker1.log", output[-4000:]
+    assert restarts.get((2, "UnityTimeOutException")) == "3DBall-worker2.log", output[-4000:]
     # Training went on to max_steps: the last summary and the final save.
-    assert re.search(r"Step: 1600(\.0)?\. ", output)
+    assert re.search(r"Step: 2400(\.0)?\. ", output)
     model_dir = tmp_path / "models" / "faults-0"
     assert (model_dir / "3DBallLearning.nn").is_file()
-    assert max(restarts_in_tensorboard(tmp_path / "summaries" / "faults_3DBallLearning")) == 2.0
+    assert max(restarts_in_tensorboard(tmp_path / "summaries" / "faults_3DBallLearning")) == len(lines)
     report = json.loads(run.report.read_text())
     assert report["chunks"] > 0 and report["breaks"] == []
     assert_nothing_left(range(port, port + 4), pgid=run.process.pid)
