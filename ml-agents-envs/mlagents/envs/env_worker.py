@@ -2,20 +2,22 @@
 the messages it exchanges with the manager.
 
 Each worker owns one environment, created in the worker by the pickled factory. Commands come on the
-worker's own duplex ``Pipe`` (:class:`EnvironmentCommand`); ``"step"`` results go on one queue shared
-by all workers, every other answer back on the pipe (:class:`EnvironmentResponse`). An exception in
-the worker travels as a :class:`WorkerError` and is raised again in the manager with its type.
+worker's own duplex ``Pipe`` (:class:`EnvironmentCommand`) and every answer, ``"step"`` results
+included, goes back on that pipe (:class:`EnvironmentResponse`): one write and one wake-up of the
+manager per step, with no feeder thread or shared lock in between. The queue shared by all workers
+only carries the ``"env_close"`` notice of a worker stopped by Ctrl-C. An exception in the worker
+travels as a :class:`WorkerError` and is raised again in the manager with its type.
 """
 
 import logging
 import multiprocessing
 import pickle
+import select
 import signal
 import socket
 import traceback
 from collections.abc import Callable
 from multiprocessing.connection import Connection
-from multiprocessing.connection import wait as wait_for_objects
 from typing import Any, NamedTuple
 
 import cloudpickle
@@ -172,21 +174,30 @@ class _InterruptRequest:
         self._writer.setblocking(False)
         signal.set_wakeup_fd(self._writer.fileno())
         signal.signal(signal.SIGINT, self._record)
+        self._poller: select.poll | None = None
+        self._polled_conn: Connection | None = None
 
     def _record(self, signum: int, frame: Any) -> None:
         self.requested = True
 
     def wait_for_command(self, conn: Connection) -> bool:
         """Block until ``conn`` has a message (True) or an interrupt was requested (False)."""
+        if self._poller is None or self._polled_conn is not conn:
+            # Registered once: a poll object per wait would cost more than the wait itself.
+            self._poller = select.poll()
+            self._poller.register(conn.fileno(), select.POLLIN)
+            self._poller.register(self._reader.fileno(), select.POLLIN)
+            self._polled_conn = conn
+        reader_fd = self._reader.fileno()
         while not self.requested:
-            ready = wait_for_objects([conn, self._reader])
-            if self._reader in ready:
+            events = self._poller.poll()
+            if any(fd == reader_fd for fd, _ in events):
                 try:
                     while self._reader.recv(512):
                         pass
                 except (BlockingIOError, InterruptedError):
                     pass
-            if conn in ready and not self.requested:
+            if any(fd != reader_fd for fd, _ in events) and not self.requested:
                 return True
         return False
 
@@ -207,7 +218,7 @@ def worker(
     ``"close"``. The environment is closed on every way out.
 
     :param parent_conn: this worker's end of its pipe to the manager.
-    :param step_queue: the queue shared by all workers for ``"step"`` results.
+    :param step_queue: the queue shared by all workers for the ``"env_close"`` notice after Ctrl-C.
     :param pickled_env_factory: ``cloudpickle.dumps`` of a callable ``worker_id -> environment``.
     :param worker_id: this worker's index (the factory uses it for the port: base_port + worker_id).
     :param logging_setup: the manager's logging setup, applied here first (None: leave logging as is).
@@ -221,7 +232,6 @@ def worker(
     interrupt = _InterruptRequest()
     _unblock_sigint()
     env: BaseUnityEnvironment | None = None
-    command_name = "start"
 
     def reply(name: str, payload: Any) -> None:
         try:
@@ -242,12 +252,9 @@ def worker(
                 command: EnvironmentCommand = parent_conn.recv()
             except (EOFError, OSError) as error:
                 raise _ManagerGone() from error
-            command_name = command.name
             if command.name == "step":
                 all_brain_info = advance_environment(env, command.payload)
-                step_queue.put(
-                    EnvironmentResponse("step", worker_id, StepResponse(all_brain_info, get_timer_root()))
-                )
+                reply("step", StepResponse(all_brain_info, get_timer_root()))
                 reset_timers()
             elif command.name == "external_brains":
                 reply("external_brains", env.external_brains)
@@ -271,14 +278,12 @@ def worker(
     except (SystemExit, _ManagerGone):
         pass  # terminated by the manager, or the manager went away
     except BaseException as exc:
+        # On the pipe, where the manager waits for this worker's answer to any command.
         report = EnvironmentResponse("env_error", worker_id, WorkerError.from_exception(exc))
-        if command_name == "step":
-            _put_quietly(step_queue, report)
-        else:
-            try:
-                parent_conn.send(report)
-            except (BrokenPipeError, EOFError, OSError):
-                pass
+        try:
+            parent_conn.send(report)
+        except (BrokenPipeError, EOFError, OSError):
+            pass
     finally:
         if env is not None:
             try:

@@ -4,12 +4,14 @@ Protocol between the manager (main process) and worker ``w`` (the process body i
 :func:`mlagents.envs.env_worker.worker`):
 
 * commands travel on the worker's own duplex ``Pipe`` as :class:`EnvironmentCommand`;
-* ``"step"`` results travel on ONE queue shared by all workers (the step queue), so the manager
-  can take whichever environment finishes first (asynchronous stepping, as in ML-Agents 0.9);
-* answers to every other command travel back on the worker's pipe;
+* every answer travels back on the same pipe, ``"step"`` results included: the manager waits on the
+  pipes of all workers in flight at once and takes whichever environment finishes first
+  (asynchronous stepping, as in ML-Agents 0.9), with one write and one wake-up per step;
 * a worker whose environment raises sends ``EnvironmentResponse("env_error", w, WorkerError)`` on
-  the channel the manager is waiting on, closes its environment and exits; the manager re-raises the
-  exception (same type, with the worker's traceback added as a note).
+  its pipe, closes its environment and exits; the manager re-raises the exception (same type, with
+  the worker's traceback added as a note);
+* a worker stopped by Ctrl-C says so (``"env_close"``) on one queue shared by all workers (the step
+  queue, named after its role in ML-Agents 0.9), which the manager reads when a worker stops.
 
 Every wait of the manager has a timeout after which it checks that the workers it waits for are
 still alive, so a crashed worker raises :class:`UnityCommunicationException` (naming the worker and
@@ -138,16 +140,24 @@ class UnityEnvWorker:
         except (BrokenPipeError, EOFError, OSError):
             return True
 
+    def recv_response(self) -> EnvironmentResponse:
+        """Receive one message as it came, ``"env_error"`` included (blocking; see :meth:`poll`).
+
+        :raises UnityCommunicationException: the worker is gone.
+        """
+        try:
+            response: EnvironmentResponse = self.conn.recv()
+        except (BrokenPipeError, EOFError, OSError) as error:
+            raise _PipeClosed("UnityEnvironment worker: recv failed. " + self.describe_exit()) from error
+        return response
+
     def recv(self) -> EnvironmentResponse:
         """Receive one message (blocking; see :meth:`poll`).
 
         :raises UnityCommunicationException: the worker is gone.
         :raises: the worker's exception, when it reports one.
         """
-        try:
-            response: EnvironmentResponse = self.conn.recv()
-        except (BrokenPipeError, EOFError, OSError) as error:
-            raise _PipeClosed("UnityEnvironment worker: recv failed. " + self.describe_exit()) from error
+        response = self.recv_response()
         if response.name == "env_error":
             raise response.payload.to_exception(self.worker_id)
         return response
@@ -163,6 +173,14 @@ class UnityEnvWorker:
         except (BrokenPipeError, EOFError, OSError):
             pass
         return None
+
+    def discard_messages(self) -> None:
+        """Read and drop every message waiting on the pipe (does not block)."""
+        try:
+            while self.conn.poll(0):
+                self.conn.recv()
+        except Exception:
+            pass  # the pipe broke, or a message cannot be unpickled: nothing more to read
 
     def describe_exit(self) -> str:
         """A sentence saying whether and how the worker process ended."""
@@ -441,7 +459,9 @@ class SubprocessEnvManager(EnvManager):
         deadline = time.monotonic() + timeout
         running = [env_worker for env_worker in self.env_workers if env_worker.process.is_alive()]
         while running and time.monotonic() < deadline:
-            # A worker cannot exit while its last result is stuck in a full queue pipe: keep reading.
+            # A worker cannot read "close" while its last result is stuck in a full pipe: keep reading.
+            for env_worker in running:
+                env_worker.discard_messages()
             self._discard_queued_responses()
             wait_for_objects([env_worker.process.sentinel for env_worker in running], timeout=0.1)
             running = [env_worker for env_worker in running if env_worker.process.is_alive()]
@@ -490,10 +510,6 @@ class SubprocessEnvManager(EnvManager):
         """Block until at least one step result is there, then take every result available."""
         while True:
             self._collect_step_responses(0 if self._step_responses else LIVENESS_CHECK_INTERVAL)
-            # Checked on every call, not only on timeouts: fast workers must not hide a dead one.
-            for worker in list(self.env_workers):
-                if worker.waiting and not worker.process.is_alive():
-                    self._worker_failed(worker)
             if self._step_responses:
                 break
             if not any(worker.waiting for worker in self.env_workers):
@@ -519,21 +535,44 @@ class SubprocessEnvManager(EnvManager):
                 return responses
 
     def _collect_step_responses(self, timeout: float) -> None:
-        """Move the step queue's messages into ``_step_responses`` (waiting up to ``timeout`` for
-        the first); a worker's error restarts it or is raised, a worker's stop is raised."""
-        failures: list[tuple[int, BaseException]] = []
-        for response in self._read_step_queue(timeout):
-            if response.name == "env_error":
-                failures.append((response.worker_id, response.payload.to_exception(response.worker_id)))
-            elif response.name == "env_close":
-                raise _stopped_after_interrupt(response.worker_id)
-            else:
-                worker = self.env_workers[response.worker_id]
-                if worker.waiting:
+        """Move the step results that arrived into ``_step_responses`` (waiting up to ``timeout``
+        for the first); a worker's error restarts it or is raised, a worker's stop is raised.
+
+        One wait covers the pipes and the process sentinels of every worker in flight, so a dead
+        worker is noticed on every call, also while others keep answering."""
+        if self._unhandled_responses:  # read from the step queue while another worker was lost
+            for response in self._read_step_queue(0):
+                if response.name == "env_close":
+                    raise _stopped_after_interrupt(response.worker_id)
+        in_flight = [worker for worker in self.env_workers if worker.waiting]
+        if not in_flight:
+            return
+        waitables: list[Any] = [worker.conn for worker in in_flight]
+        waitables.extend(worker.process.sentinel for worker in in_flight)
+        ready = set(wait_for_objects(waitables, timeout))
+        if not ready:
+            return
+        failed: list[UnityEnvWorker] = []
+        errors: list[tuple[UnityEnvWorker, BaseException]] = []
+        for worker in in_flight:
+            if worker.conn in ready or worker.process.sentinel in ready and worker.poll(0):
+                try:
+                    response = worker.recv_response()
+                except _PipeClosed:
+                    failed.append(worker)
+                    continue
+                if response.name == "env_error":
+                    errors.append((worker, response.payload.to_exception(worker.worker_id)))
+                elif response.name == "step" and worker.waiting:
                     worker.waiting = False
                     self._step_responses.append(response)
-        for worker_id, error in failures:
-            self._lost(self.env_workers[worker_id], error)
+            elif worker.process.sentinel in ready:
+                failed.append(worker)
+        for worker, error in errors:
+            self._lost(worker, error)
+        for worker in failed:
+            if worker is self.env_workers[worker.worker_id]:
+                self._worker_failed(worker)
 
     def _postprocess_steps(self, env_steps: list[EnvironmentResponse]) -> list[StepBatch]:
         worker_steps: list[tuple[int, StepInfo]] = []
