@@ -6,9 +6,11 @@ Prints two tables (no asserts):
    (building the input, parsing the output), the exchange (gRPC round trip + the build's work), and
    the build's own work measured in-process with ``LocalEnvironment`` (same academy engine, no wire).
    "Wire overhead" = step time - in-process time: what the protocol costs on top of the simulation.
-2. ``SubprocessEnvManager`` throughput (environment steps per second) with 1, 2, 4 and 8 workers on
-   Basic with ``--frame-time-ms 20`` (each academy step costs 20 ms, like a slow build), and the
-   speed-up over one worker.
+2. ``SubprocessEnvManager`` throughput (environment steps per second) with 1, 2, 4, 8 and 16 workers
+   on Basic with ``--frame-time-ms 20`` (each academy step costs 20 ms, like a slow build), and the
+   scaling efficiency rate / (N x single-worker rate); then the CPU-bound rate (no frame time) with
+   4 workers. With ``--baseline REV`` every figure is also measured for that earlier revision (its
+   packages and builds, in a child process, interleaved with today's), side by side.
 3. With ``--ray``: ``RayEnvManager`` (workers as actors of a local Ray instance) next to
    ``SubprocessEnvManager``, steps per second with 1, 4, 8 and 16 workers, same build and frame time.
 
@@ -17,9 +19,11 @@ Usage::
     python benchmarks/env_throughput.py            # full run (about a minute)
     python benchmarks/env_throughput.py --quick    # short run
     python benchmarks/env_throughput.py --ray --ray-only   # only table 3 (needs mlagents_envs[ray])
+    python benchmarks/env_throughput.py --scaling-only --baseline 2cf69b1   # table 2, before/after
 """
 
 import argparse
+import json
 import logging
 import os
 import time
@@ -51,10 +55,10 @@ class RandomPolicy(Policy):
         return ActionInfo(self.rng.integers(0, 3, size=(n, 1)).astype(np.float32), None, None, None, None)
 
 
-def quiet_environment(worker_id: int, **kwargs) -> UnityEnvironment:
+def quiet_environment(worker_id: int, build: str = BASIC_BUILD, **kwargs) -> UnityEnvironment:
     """Environment factory for the workers: without the start-up banner of every environment."""
     logging.getLogger("mlagents.envs").setLevel(logging.WARNING)
-    return UnityEnvironment(BASIC_BUILD, worker_id=worker_id, **kwargs)
+    return UnityEnvironment(build, worker_id=worker_id, **kwargs)
 
 
 def measure_wire(steps: int) -> None:
@@ -102,9 +106,12 @@ def measure_wire(steps: int) -> None:
     print()
 
 
-def measure_manager(n_env: int, seconds: float, frame_time_ms: float, kind: str = "subprocess") -> float:
+def measure_manager(
+    n_env: int, seconds: float, frame_time_ms: float, kind: str = "subprocess", build: str = BASIC_BUILD
+) -> float:
     factory = partial(
         quiet_environment,
+        build=build,
         base_port=find_free_port_range(n_env),
         args=["--frame-time-ms", f"{frame_time_ms:g}"],
     )
@@ -138,7 +145,17 @@ def main(argv: list[str] | None = None) -> None:
         "--frame-time-ms", type=float, default=20.0, help="academy step cost of the build (ms)"
     )
     parser.add_argument(
-        "--workers", type=int, nargs="+", default=[1, 2, 4, 8], help="worker counts to measure"
+        "--workers", type=int, nargs="+", default=[1, 2, 4, 8, 16], help="worker counts of table 2"
+    )
+    parser.add_argument(
+        "--cpu-workers", type=int, default=4, help="table 2: workers of the CPU-bound rate (no frame time)"
+    )
+    parser.add_argument("--scaling-only", action="store_true", help="only table 2")
+    parser.add_argument(
+        "--baseline", metavar="REV", help="table 2: also measure revision REV (e.g. 2cf69b1), interleaved"
+    )
+    parser.add_argument(
+        "--scaling-json", nargs=4, metavar=("N", "FRAME_MS", "SECONDS", "BUILD"), help=argparse.SUPPRESS
     )
     parser.add_argument("--ray", action="store_true", help="also table 3: RayEnvManager next to subprocesses")
     parser.add_argument("--ray-only", action="store_true", help="with --ray: only table 3")
@@ -147,11 +164,17 @@ def main(argv: list[str] | None = None) -> None:
     )
     options = parser.parse_args(argv)
     logging.getLogger("mlagents.envs").setLevel(logging.WARNING)
+    if options.scaling_json:  # one measurement of table 2, for a --baseline run (see measure_side)
+        n_env, frame_ms, seconds_text, build = options.scaling_json
+        print(json.dumps(measure_manager(int(n_env), float(seconds_text), float(frame_ms), build=build)))
+        return
 
     print(f"CPU cores available: {len(os.sched_getaffinity(0))}; load average: {os.getloadavg()[0]:.2f}")
     print()
     seconds = 2.0 if options.quick else 8.0
-    if not (options.ray and options.ray_only):
+    if options.scaling_only:
+        measure_subprocess_scaling(options, seconds)
+    elif not (options.ray and options.ray_only):
         measure_wire(steps=300 if options.quick else 3000)
         measure_subprocess_scaling(options, seconds)
     if options.ray:
@@ -184,16 +207,62 @@ def compare_with_ray(options: argparse.Namespace, seconds: float) -> None:
 
 
 def measure_subprocess_scaling(options: argparse.Namespace, seconds: float) -> None:
+    if options.baseline:
+        from baseline import revision_checkout
+
+        with revision_checkout(options.baseline) as old:
+            print_scaling_table(options, seconds, old.environ(), str(old.build("Basic")), old.commit[:7])
+    else:
+        print_scaling_table(options, seconds, None, BASIC_BUILD, "")
+
+
+def measure_side(
+    n_env: int, seconds: float, frame_time_ms: float, environ: dict[str, str] | None, build: str
+) -> float:
+    """Steps per second of today's code (``environ`` None, in this process), or of the revision
+    whose ``environ`` is given (in a child process running this script under it)."""
+    if environ is None:
+        return measure_manager(n_env, seconds, frame_time_ms)
+    from baseline import run_json
+
+    args = ["--scaling-json", str(n_env), f"{frame_time_ms:g}", f"{seconds:g}", build]
+    return float(run_json(Path(__file__), args, environ))
+
+
+def print_scaling_table(
+    options: argparse.Namespace,
+    seconds: float,
+    old_environ: dict[str, str] | None,
+    old_build: str,
+    old_name: str,
+) -> None:
+    """Table 2; with a baseline, each measurement of the old revision right after today's."""
+    frame = options.frame_time_ms
     print(
-        f"2) SubprocessEnvManager on Basic, --frame-time-ms {options.frame_time_ms:g}, random policy, "
-        f"{seconds:g} s per measurement"
+        f"2) SubprocessEnvManager on Basic, --frame-time-ms {frame:g}, random policy, {seconds:g} s per "
+        "measurement; efficiency = rate / (N x 1-worker rate)"
     )
-    print("   workers   env steps/s   speed-up over 1 worker")
-    baseline = None
+    sides = ["today"] + ([f"{old_name} (before)"] if old_environ is not None else [])
+    print("   workers" + "".join(f"   {side:>24}" for side in sides))
+    print("          " + "   steps/s  efficiency        " * len(sides))
+    single: list[float] = []
     for n_env in options.workers:
-        rate = measure_manager(n_env, seconds, options.frame_time_ms)
-        baseline = baseline or rate
-        print(f"   {n_env:7d}   {rate:11.1f}   {rate / baseline:8.2f}x")
+        rates = [measure_side(n_env, seconds, frame, None, BASIC_BUILD)]
+        if old_environ is not None:
+            rates.append(measure_side(n_env, seconds, frame, old_environ, old_build))
+        if not single:
+            single = [rate / n_env for rate in rates]
+        cells = [f"   {rate:10.1f}  {rate / (n_env * one):9.1%}     " for rate, one in zip(rates, single)]
+        print(f"   {n_env:7d}" + "".join(cells), flush=True)
+    n_cpu = options.cpu_workers
+    rates = [measure_side(n_cpu, seconds, 0.0, None, BASIC_BUILD)]
+    if old_environ is not None:
+        rates.append(measure_side(n_cpu, seconds, 0.0, old_environ, old_build))
+    line = f"   CPU-bound (no frame time), {n_cpu} workers: today {rates[0]:.1f} steps/s"
+    if len(rates) > 1:
+        line += f", {old_name} {rates[1]:.1f} steps/s: {rates[0] / rates[1]:.2f}x"
+    print(line)
+    print()
 
 
 if __name__ == "__main__":  # required: worker processes are started with "spawn"
