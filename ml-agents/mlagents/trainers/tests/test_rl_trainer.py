@@ -267,3 +267,86 @@ def test_joined_transitions_of_several_environments_give_the_same_trajectories(p
     assert joined.stats["Environment/Cumulative Reward"] == pytest.approx(
         one_by_one.stats["Environment/Cumulative Reward"]
     )
+
+
+# The fields the collection writes; advantages and returns (the PPO math) are left out on purpose.
+COLLECTED_FIELDS = (
+    "vector_obs",
+    "next_vector_in",
+    "visual_obs0",
+    "next_visual_obs0",
+    "memory",
+    "masks",
+    "done",
+    "action_mask",
+    "prev_action",
+    "actions",
+    "action_probs",
+    "actions_pre",
+    "random_normal_epsilon",
+    "extrinsic_rewards",
+    "extrinsic_value_estimates",
+)
+
+
+def reference_process_experiences(trainer, next_info):
+    """ML-Agents 0.9's choice of the trajectories to process, one agent at a time in the order of
+    ``next_info``: a trajectory moves to the update buffer when its agent is done or it holds more
+    than ``time_horizon`` steps; a finished episode adds to the statistics."""
+    buffers = trainer.training_buffer
+    for row, agent_id in enumerate(next_info.agents):
+        agent = dict.get(buffers, agent_id)
+        actions = None if agent is None else dict.get(agent, "actions")
+        if not actions:
+            continue
+        done = bool(next_info.local_done[row])
+        if not (done or len(actions) > trainer.time_horizon):
+            continue
+        buffers.append_update_buffer(agent_id, training_length=trainer.policy.sequence_length)
+        agent.reset_agent()
+        if done:
+            trainer._update_end_episode_stats(agent_id)
+
+
+@pytest.mark.parametrize(
+    "space, cameras, recurrent",
+    [("discrete", 0, False), ("continuous", 0, False), ("discrete", 1, True)],
+)
+def test_collection_fills_the_update_buffer_like_the_per_agent_algorithm(
+    ppo_params, space, cameras, recurrent
+):
+    """Old (agent by agent) and new (vectorized) collection on the same recorded BrainInfo sequence
+    put the same experiences into the update buffer in the same order, and record the same
+    statistics, episode returns and reward buffer."""
+    brain = make_brain(space, cameras)
+    params = ppo_params(use_recurrent=recurrent, memory_size=8, time_horizon=3, buffer_size=10**6)
+    fast = PPOTrainer(brain, 1, params, True, False, 0, "run")
+    reference = PPOTrainer(brain, 1, params, True, False, 0, "run")
+    rng = np.random.default_rng(5)
+    memory_size = 8 if recurrent else 0
+    recorded = [random_info(rng, brain, AGENTS[:3], memory_size)]
+    for step in range(40):
+        agents = AGENTS[:3] if step % 3 else [a for a in AGENTS if rng.random() < 0.7]
+        recorded.append(random_info(rng, brain, agents, memory_size))
+    for current, following in zip(recorded, recorded[1:]):
+        outputs = fast.policy.get_action(current).outputs if current.agents else None
+        fast.add_experiences({"Brain": current}, {"Brain": following}, outputs)
+        fast.process_experiences({"Brain": current}, {"Brain": following})
+        reference_add_experiences(reference, current, following, outputs)
+        reference_process_experiences(reference, following)
+
+    expected, actual = reference.training_buffer.update_buffer, fast.training_buffer.update_buffer
+    assert len(expected["actions"]) > 20
+    compared = [key for key in COLLECTED_FIELDS if key in expected]
+    assert set(compared) == set(expected), "a collected field is missing from COLLECTED_FIELDS"
+    for key in compared:
+        assert len(actual[key]) == len(expected[key]), key
+        np.testing.assert_array_equal(np.array(actual[key]), np.array(expected[key]), err_msg=key)
+        assert np.array(actual[key]).dtype == np.array(expected[key]).dtype, key
+    for agent_id, trajectory in reference.training_buffer.items():
+        for key, field in trajectory.items():
+            np.testing.assert_array_equal(np.array(fast.training_buffer[agent_id][key]), np.array(field))
+    assert dict(fast.stats) == dict(reference.stats)
+    assert fast.cumulative_returns_since_policy_update == reference.cumulative_returns_since_policy_update
+    assert list(fast.reward_buffer) == list(reference.reward_buffer)
+    assert dict(fast.episode_steps) == dict(reference.episode_steps)
