@@ -2,8 +2,9 @@
 
 Drives PPOTrainer with synthetic BrainInfos shaped like two shipped examples and prints, per
 environment step, the time spent deciding (get_action), in the trainer's bookkeeping
-(add_experiences + process_experiences), and the time of one policy update, plus the one-time cost
-of building the policy (tracing the tf.functions). Wall-clock and process CPU time are both shown:
+(add_experiences + process_experiences, split into add_experiences, the bootstrap value estimates
+of process_experiences, and the rest of process_experiences), and the time of one policy update,
+plus the one-time cost of building the policy (tracing the tf.functions). Wall-clock and process CPU time are both shown:
 on a busy machine the wall clock mostly measures the other processes.
 
     python benchmarks/ppo_trainer_speed.py [--steps N]
@@ -115,6 +116,18 @@ def run_case(name: str, case: dict, steps: int) -> None:
         current = brain_info(rng, case["brain"], case["agents"], 0, case["episode"])
         decide = np.zeros(2)
         bookkeeping = np.zeros(2)
+        adding = np.zeros(2)
+        bootstrap = np.zeros(2)
+        estimate = trainer.policy.get_batched_value_estimates
+
+        def timed_estimate(*args, **kwargs):
+            nonlocal bootstrap
+            start_estimate = clocks()
+            values = estimate(*args, **kwargs)
+            bootstrap += clocks() - start_estimate
+            return values
+
+        trainer.policy.get_batched_value_estimates = timed_estimate  # type: ignore[method-assign]
         update = np.zeros(2)
         updates = 0
         first_update = None
@@ -127,6 +140,7 @@ def run_case(name: str, case: dict, steps: int) -> None:
             trainer.add_experiences(
                 {trainer.brain_name: current}, {trainer.brain_name: following}, action.outputs
             )
+            adding += clocks() - t2
             trainer.process_experiences({trainer.brain_name: current}, {trainer.brain_name: following})
             t3 = clocks()
             trainer.increment_step(1)
@@ -145,6 +159,9 @@ def run_case(name: str, case: dict, steps: int) -> None:
         show("build policy (incl. tracing)", build)
         show("get_action per step", decide / steps)
         show("add+process_experiences per step", bookkeeping / steps)
+        show("  add_experiences", adding / steps)
+        show("  process: bootstrap values", bootstrap / steps)
+        show("  process: the rest", (bookkeeping - adding - bootstrap) / steps)
         if first_update is not None:
             show("first update_policy", first_update)
         if updates:
