@@ -5,6 +5,8 @@ thread-pool fallback.
 """
 
 import ipaddress
+import os
+import signal
 import socket
 import threading
 import time
@@ -289,6 +291,23 @@ def test_close_releases_a_waiting_handler(communicator, unity):
     thread.join(5)
     assert not thread.is_alive()
     assert unity.replies and unity.replies[0].header.status == 400
+
+
+def test_ctrl_c_interrupts_a_wait_at_once(free_port):
+    """SIGINT reaches the main thread while it waits for the environment (KeyboardInterrupt)."""
+    comm = RpcCommunicator(0, free_port, timeout_wait=30)
+    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+    try:
+        timer.start()
+        start = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            comm.initialize(seed_input())
+        assert time.monotonic() - start < 15.0  # long before timeout_wait
+    finally:
+        timer.join()
+        comm.close()
+        comm.close()
+    assert not comm.has_pending_call
 
 
 def test_unknown_method_is_unimplemented(communicator):
