@@ -74,7 +74,7 @@ def build_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def wire_figures(name: str, build: str, steps: int) -> dict[str, float]:
+def wire_figures(name: str, build: str, steps: int, in_process: bool = True) -> dict[str, float]:
     """Milliseconds per ``UnityEnvironment.step`` of the example ``name`` over gRPC (random
     actions): wall time, the exchange's share (timer), Python-side CPU (``time.process_time``,
     every thread of this process), the build process's CPU, and the CPU of the same step
@@ -116,6 +116,15 @@ def wire_figures(name: str, build: str, steps: int) -> dict[str, float]:
     finally:
         env.close()
 
+    figures = {
+        "agents": agents,
+        "step_ms": wall * 1e3,
+        "exchange_ms": exchange * 1e3,
+        "python_cpu_ms": cpu * 1e3,
+        "build_cpu_ms": build_cpu * 1e3,
+    }
+    if not in_process:
+        return figures
     local = LocalEnvironment(name, seed=0)
     local.reset()
     for i in range(min(steps, 200)):
@@ -125,14 +134,8 @@ def wire_figures(name: str, build: str, steps: int) -> dict[str, float]:
         local.step({brain_name: actions[i]})
     local_cpu = (time.process_time() - local_cpu) / steps
     local.close()
-    return {
-        "agents": agents,
-        "step_ms": wall * 1e3,
-        "exchange_ms": exchange * 1e3,
-        "python_cpu_ms": cpu * 1e3,
-        "build_cpu_ms": build_cpu * 1e3,
-        "local_cpu_ms": local_cpu * 1e3,
-    }
+    figures["local_cpu_ms"] = local_cpu * 1e3
+    return figures
 
 
 def measure_wire(steps: int, baseline: str | None = None, rounds: int = 3) -> None:
@@ -234,7 +237,7 @@ def main(argv: list[str] | None = None) -> None:
     options = parser.parse_args(argv)
     logging.getLogger("mlagents.envs").setLevel(logging.WARNING)
     if options.wire_json:  # one side of --baseline: table-1 figures of one build as JSON
-        print(json.dumps(wire_figures(*options.wire_json, options.steps or 3000)))
+        print(json.dumps(wire_figures(*options.wire_json, options.steps or 3000, in_process=False)))
         return
 
     print(f"CPU cores available: {len(os.sched_getaffinity(0))}; load average: {os.getloadavg()[0]:.2f}")
