@@ -2,15 +2,19 @@
 
 Prints two tables (no asserts):
 
-1. The cost of one ``UnityEnvironment.step`` on Basic over real gRPC, split into the Python side
-   (building the input, parsing the output), the exchange (gRPC round trip + the build's work), and
-   the build's own work measured in-process with ``LocalEnvironment`` (same academy engine, no wire).
-   "Wire overhead" = step time - in-process time: what the protocol costs on top of the simulation.
+1. The cost of one ``UnityEnvironment.step`` over real gRPC on Basic (1 agent) and 3DBall (12
+   agents): wall time, the Python-side CPU per step (``time.process_time``: every thread of the
+   Python process, so gRPC's threads count too), the build process's CPU per step, and the CPU of
+   the same step in-process with ``LocalEnvironment`` (same academy engine, no wire). "Wire CPU
+   overhead" = Python-side + build - in-process: what the protocol costs on top of the
+   simulation.
 2. ``SubprocessEnvManager`` throughput (environment steps per second) with 1, 2, 4, 8 and 16 workers
    on Basic with ``--frame-time-ms 20`` (each academy step costs 20 ms, like a slow build), and the
    scaling efficiency rate / (N x single-worker rate); then the CPU-bound rate (no frame time) with
-   4 workers. With ``--baseline REV`` every figure is also measured for that earlier revision (its
-   packages and builds, in a child process, interleaved with today's), side by side.
+   4 workers.
+
+With ``--baseline REV`` every figure of tables 1 and 2 is also measured for that earlier revision
+(its packages and builds, in a child process, interleaved with today's), side by side.
 3. With ``--ray``: ``RayEnvManager`` (workers as actors of a local Ray instance) next to
    ``SubprocessEnvManager``, steps per second with 1, 4, 8 and 16 workers, same build and frame time.
 
@@ -18,6 +22,7 @@ Usage::
 
     python benchmarks/env_throughput.py            # full run (about a minute)
     python benchmarks/env_throughput.py --quick    # short run
+    python benchmarks/env_throughput.py --wire-only --baseline 2cf69b1   # table 1 before/after
     python benchmarks/env_throughput.py --ray --ray-only   # only table 3 (needs mlagents_envs[ray])
     python benchmarks/env_throughput.py --scaling-only --baseline 2cf69b1   # table 2, before/after
 """
@@ -40,7 +45,8 @@ from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
 from mlagents.envs.timers import get_timer_root, reset_timers
 from mlagents.example_envs.ports import find_free_port_range
 
-BASIC_BUILD = str(Path(__file__).resolve().parents[1] / "example-envs" / "builds" / "Basic.x86_64")
+BUILDS = Path(__file__).resolve().parents[1] / "example-envs" / "builds"
+BASIC_BUILD = str(BUILDS / "Basic.x86_64")
 BRAIN = "BasicLearning"
 
 
@@ -61,48 +67,126 @@ def quiet_environment(worker_id: int, build: str = BASIC_BUILD, **kwargs) -> Uni
     return UnityEnvironment(build, worker_id=worker_id, **kwargs)
 
 
-def measure_wire(steps: int) -> None:
+WIRE_BUILDS = (("Basic", 1), ("3DBall", 12))  # (example, agents) of table 1
+
+
+def build_cpu_seconds(pid: int) -> float:
+    """CPU time (user + system, all threads) the process ``pid`` used so far, from /proc."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wire_figures(name: str, build: str, steps: int, in_process: bool = True) -> dict[str, float]:
+    """Milliseconds per ``UnityEnvironment.step`` of the example ``name`` over gRPC (random
+    actions): wall time, the exchange's share (timer), Python-side CPU (``time.process_time``,
+    every thread of this process), the build process's CPU, and the CPU of the same step
+    in-process (``LocalEnvironment``: the simulation's own work)."""
+    import mlagents.example_envs.registry  # noqa: F401  (registers the examples' names)
     from mlagents.example_envs.sdk.local import LocalEnvironment
 
     rng = np.random.default_rng(0)
-    actions = rng.integers(0, 3, size=(steps, 1, 1)).astype(np.float32)
-
-    local = LocalEnvironment("Basic", seed=0)
-    local.reset()
-    for i in range(min(steps, 200)):  # warm-up
-        local.step({BRAIN: actions[i]})
-    start = time.perf_counter()
-    for i in range(steps):
-        local.step({BRAIN: actions[i]})
-    local_step = (time.perf_counter() - start) / steps
-    local.close()
-
-    env = UnityEnvironment(BASIC_BUILD, base_port=find_free_port_range(1))
+    env = UnityEnvironment(build, base_port=find_free_port_range(1))
     try:
-        env.reset()
-        for i in range(min(steps, 200)):
+        brain_name = env.external_brain_names[0]
+        brain = env.brains[brain_name]
+        agents = len(env.reset()[brain_name].agents)
+        if brain.vector_action_space_type == "discrete":
+            branches = brain.vector_action_space_size
+            actions = [rng.integers(0, branches, size=(agents, len(branches))) for _ in range(steps)]
+        else:
+            size = (agents, brain.vector_action_space_size[0])
+            actions = [rng.uniform(-1, 1, size=size) for _ in range(steps)]
+        actions = [a.astype(np.float32) for a in actions]
+        for i in range(min(steps, 200)):  # warm-up
+            if env.global_done:
+                env.reset()
             env.step(actions[i])
         reset_timers()
+        build_pid = env.proc1.pid if env.proc1 is not None else None
+        build_cpu = build_cpu_seconds(build_pid) if build_pid is not None else 0.0
+        cpu = time.process_time()
         start = time.perf_counter()
         for i in range(steps):
+            if env.global_done:
+                env.reset()
             env.step(actions[i])
-        wire_step = (time.perf_counter() - start) / steps
+        wall = (time.perf_counter() - start) / steps
+        cpu = (time.process_time() - cpu) / steps
+        build_cpu = (build_cpu_seconds(build_pid) - build_cpu) / steps if build_pid is not None else 0.0
         step_node = get_timer_root().children["UnityEnvironment.step"]
-        exchange = step_node.children["communicator.exchange"].total / steps
+        exchange = step_node.children["communicator.exchange"].total / step_node.count
     finally:
         env.close()
 
-    python_side = wire_step - exchange
-    overhead = wire_step - local_step
-    print(f"1) UnityEnvironment.step on Basic (1 agent), mean over {steps} steps")
-    print(f"   step over gRPC (total)                    {wire_step * 1e3:8.3f} ms")
-    print(f"     Python side (input/output conversion)   {python_side * 1e3:8.3f} ms")
-    print(f"     exchange (gRPC round trip + build)      {exchange * 1e3:8.3f} ms")
-    print(f"   same step in-process (LocalEnvironment)   {local_step * 1e3:8.3f} ms  (the build's own work)")
-    share = overhead / wire_step
+    figures = {
+        "agents": agents,
+        "step_ms": wall * 1e3,
+        "exchange_ms": exchange * 1e3,
+        "python_cpu_ms": cpu * 1e3,
+        "build_cpu_ms": build_cpu * 1e3,
+    }
+    if not in_process:
+        return figures
+    local = LocalEnvironment(name, seed=0)
+    local.reset()
+    for i in range(min(steps, 200)):
+        local.step({brain_name: actions[i]})
+    local_cpu = time.process_time()
+    for i in range(steps):
+        local.step({brain_name: actions[i]})
+    local_cpu = (time.process_time() - local_cpu) / steps
+    local.close()
+    figures["local_cpu_ms"] = local_cpu * 1e3
+    return figures
+
+
+def measure_wire(steps: int, baseline: str | None = None, rounds: int = 3) -> None:
+    """Table 1. With ``baseline``, each figure is the median of ``rounds`` runs of each side,
+    alternating (the baseline's in a child process importing that revision)."""
+    print(f"1) UnityEnvironment.step over gRPC (random actions), ms per step, mean over {steps} steps")
+    if baseline is None:
+        print(
+            "   example   agents   step (wall)   Python-side CPU   build CPU   in-process CPU   wire CPU overhead"
+        )
+        for name, _ in WIRE_BUILDS:
+            f = wire_figures(name, str(BUILDS / f"{name}.x86_64"), steps)
+            overhead = f["python_cpu_ms"] + f["build_cpu_ms"] - f["local_cpu_ms"]
+            print(
+                f"   {name:7s}   {f['agents']:6.0f}   {f['step_ms']:11.3f}   {f['python_cpu_ms']:15.3f}   "
+                f"{f['build_cpu_ms']:9.3f}   {f['local_cpu_ms']:14.3f}   {overhead:17.3f}"
+            )
+        print("   Python-side CPU: time.process_time of the Python process (all its threads) per step;")
+        print("   build CPU: the build process's CPU per step; in-process CPU: the same step in")
+        print(
+            "   LocalEnvironment (the simulation alone); wire CPU overhead: Python-side + build - in-process."
+        )
+        print()
+        return
+    from baseline import revision_checkout, run_json
+
+    script = Path(__file__).resolve()
+    print(f"   before = {baseline}, after = this tree; median of {rounds} alternating runs per side")
     print(
-        f"   wire overhead (total - in-process)        {overhead * 1e3:8.3f} ms  = {share:6.1%} of the step"
+        "   example   agents   Python-side CPU before / after      build CPU before / after      step (wall) before / after"
     )
+    with revision_checkout(baseline) as old:
+        for name, _ in WIRE_BUILDS:
+            sides: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
+            for _ in range(rounds):
+                for side, environ, build in (
+                    ("before", old.environ(), old.build(name)),
+                    ("after", None, BUILDS / f"{name}.x86_64"),
+                ):
+                    args = ["--wire-json", name, str(build), "--steps", str(steps)]
+                    sides[side].append(run_json(script, args, environ))
+
+            figures = [
+                tuple(float(np.median([f[key] for f in sides[side]])) for side in ("before", "after"))
+                for key in ("python_cpu_ms", "build_cpu_ms", "step_ms")
+            ]
+            cells = "   ".join(f"{b:7.3f} / {a:7.3f} ({b / a:4.2f}x)" for b, a in figures)
+            print(f"   {name:7s}   {sides['after'][0]['agents']:6.0f}   {cells}")
     print()
 
 
@@ -152,7 +236,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--scaling-only", action="store_true", help="only table 2")
     parser.add_argument(
-        "--baseline", metavar="REV", help="table 2: also measure revision REV (e.g. 2cf69b1), interleaved"
+        "--baseline",
+        metavar="REV",
+        help="tables 1 and 2: also measure revision REV (e.g. 2cf69b1), interleaved",
     )
     parser.add_argument(
         "--scaling-json", nargs=4, metavar=("N", "FRAME_MS", "SECONDS", "BUILD"), help=argparse.SUPPRESS
@@ -162,11 +248,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--ray-workers", type=int, nargs="+", default=[1, 4, 8, 16], help="worker counts of table 3"
     )
+    parser.add_argument("--steps", type=int, help="steps per table-1 measurement")
+    parser.add_argument("--wire-only", action="store_true", help="only table 1")
+    parser.add_argument("--wire-json", nargs=2, metavar=("EXAMPLE", "BUILD"), help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     logging.getLogger("mlagents.envs").setLevel(logging.WARNING)
     if options.scaling_json:  # one measurement of table 2, for a --baseline run (see measure_side)
         n_env, frame_ms, seconds_text, build = options.scaling_json
         print(json.dumps(measure_manager(int(n_env), float(seconds_text), float(frame_ms), build=build)))
+        return
+    if options.wire_json:  # one side of --baseline: table-1 figures of one build as JSON
+        print(json.dumps(wire_figures(*options.wire_json, options.steps or 3000, in_process=False)))
         return
 
     print(f"CPU cores available: {len(os.sched_getaffinity(0))}; load average: {os.getloadavg()[0]:.2f}")
@@ -175,8 +267,9 @@ def main(argv: list[str] | None = None) -> None:
     if options.scaling_only:
         measure_subprocess_scaling(options, seconds)
     elif not (options.ray and options.ray_only):
-        measure_wire(steps=300 if options.quick else 3000)
-        measure_subprocess_scaling(options, seconds)
+        measure_wire(options.steps or (300 if options.quick else 3000), options.baseline)
+        if not options.wire_only:
+            measure_subprocess_scaling(options, seconds)
     if options.ray:
         compare_with_ray(options, seconds)
 

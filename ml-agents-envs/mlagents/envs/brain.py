@@ -3,6 +3,7 @@
 import io
 import logging
 from collections.abc import Sequence
+from itertools import chain
 from typing import Any, TypeVar
 
 import numpy as np
@@ -200,70 +201,112 @@ class BrainInfo:
         :param brain_params: the brain; its cameras (not the messages) say how many images each agent has.
         :raises IndexError: an agent sent fewer images than the brain declares cameras.
         """
-        n_agents = len(agent_info_list)
+        # One pass over the messages gathers every field (each attribute read of a message is a
+        # lookup in the protobuf runtime), then each field becomes an array in one go.
+        infos = list(agent_info_list)
+        n_agents = len(infos)
         visual_observations = [
             [
                 BrainInfo.process_pixels(info.visual_observations[camera], resolution["blackAndWhite"])
-                for info in agent_info_list
+                for info in infos
             ]
             for camera, resolution in enumerate(brain_params.camera_resolutions)
         ]
+        observations: list[Sequence[float]] = []
+        rewards: list[float] = []
+        agents: list[Any] = []
+        dones: list[bool] = []
+        max_reached: list[bool] = []
+        texts: list[str] = []
+        text_actions: list[Any] = []
+        custom_observations: list[Any] = []
+        memories: list[Sequence[float]] = []
+        masks: list[Sequence[bool]] = []
+        actions: list[Sequence[float]] = []
+        prefix = f"${worker_id}-"
+        for info in infos:
+            observations.append(info.stacked_vector_observation)
+            rewards.append(info.reward)
+            agents.append(prefix + str(info.id))
+            dones.append(info.done)
+            max_reached.append(info.max_step_reached)
+            texts.append(info.text_observation)
+            text_actions.append(list(info.stored_text_actions))
+            custom_observations.append(info.custom_observation)
+            memories.append(info.memories)
+            masks.append(info.action_mask)
+            actions.append(info.stored_vector_actions)
 
-        memory_size = max((len(info.memories) for info in agent_info_list), default=0)
-        if memory_size == 0:
-            memories = np.zeros((0, 0))
-        else:
-            memories = np.zeros((n_agents, memory_size))
-            for row, info in enumerate(agent_info_list):
-                memories[row, : len(info.memories)] = info.memories
+        memory_size = max(map(len, memories), default=0)
+        memory = np.zeros((0, 0)) if memory_size == 0 else _padded_rows(memories, memory_size)
 
         total_num_actions = int(sum(brain_params.vector_action_space_size))
         action_masks = np.ones((n_agents, total_num_actions))
-        for row, info in enumerate(agent_info_list):
-            if len(info.action_mask) == total_num_actions:
-                # On the wire true means "forbidden"; in BrainInfo 1 means "allowed".
-                action_masks[row, :] = np.logical_not(np.asarray(info.action_mask, dtype=bool))
+        masked = [row for row, mask in enumerate(masks) if len(mask) == total_num_actions]
+        if masked and total_num_actions > 0:
+            # On the wire true means "forbidden"; in BrainInfo 1 means "allowed".
+            forbidden = np.fromiter(
+                chain.from_iterable(masks[row] for row in masked),
+                dtype=bool,
+                count=len(masked) * total_num_actions,
+            )
+            action_masks[masked] = np.logical_not(forbidden.reshape(len(masked), total_num_actions))
 
-        rewards = np.array([info.reward for info in agent_info_list], dtype=np.float64)
-        nan_rewards = np.isnan(rewards)
+        reward_array = np.array(rewards, dtype=np.float64)
+        nan_rewards = np.isnan(reward_array)
         if nan_rewards.any():
             logger.warning("An agent had a NaN reward for brain " + brain_params.brain_name)
-            rewards[nan_rewards] = 0.0
+            reward_array[nan_rewards] = 0.0
 
         obs_size = brain_params.vector_observation_space_size * brain_params.num_stacked_vector_observations
         if n_agents == 0:
             vector_observations = np.zeros((0, obs_size))
         else:
-            vector_observations = np.array(
-                [info.stacked_vector_observation for info in agent_info_list], dtype=np.float64
-            )
-            if np.isnan(vector_observations).any():
-                logger.warning("An agent had a NaN observation for brain " + brain_params.brain_name)
-            vector_observations = np.nan_to_num(vector_observations)
+            width = len(observations[0])
+            if all(len(row) == width for row in observations):
+                vector_observations = _padded_rows(observations, width)
+            else:
+                vector_observations = np.array(observations, dtype=np.float64)  # ragged: numpy's error
+            if not np.isfinite(vector_observations).all():
+                if np.isnan(vector_observations).any():
+                    logger.warning("An agent had a NaN observation for brain " + brain_params.brain_name)
+                vector_observations = np.nan_to_num(vector_observations)
 
         # Zero-padded to the longest stored action so that an agent that never acted (empty list)
         # cannot make the matrix ragged.
-        action_width = max((len(info.stored_vector_actions) for info in agent_info_list), default=0)
+        action_width = max(map(len, actions), default=0)
         if n_agents == 0:
             action_width = brain_params.action_length
-        previous_vector_actions = np.zeros((n_agents, action_width))
-        for row, info in enumerate(agent_info_list):
-            previous_vector_actions[row, : len(info.stored_vector_actions)] = info.stored_vector_actions
+        previous_vector_actions = _padded_rows(actions, action_width)
 
         return BrainInfo(
             visual_observation=visual_observations,
             vector_observation=vector_observations,
-            text_observations=[info.text_observation for info in agent_info_list],
-            memory=memories,
-            reward=rewards.tolist(),
-            agents=[f"${worker_id}-{info.id}" for info in agent_info_list],
-            local_done=[info.done for info in agent_info_list],
+            text_observations=texts,
+            memory=memory,
+            reward=reward_array.tolist(),
+            agents=agents,
+            local_done=dones,
             vector_action=previous_vector_actions,
-            text_action=[list(info.stored_text_actions) for info in agent_info_list],
-            max_reached=[info.max_step_reached for info in agent_info_list],
-            custom_observations=[info.custom_observation for info in agent_info_list],
+            text_action=text_actions,
+            max_reached=max_reached,
+            custom_observations=custom_observations,
             action_mask=action_masks,
         )
+
+
+def _padded_rows(rows: Sequence[Sequence[float]], width: int) -> np.ndarray:
+    """float64 ``(len(rows), width)``: each row zero-padded to ``width`` (none may be longer)."""
+    n_rows = len(rows)
+    if width == 0 or n_rows == 0:
+        return np.zeros((n_rows, width))
+    if all(len(row) == width for row in rows):
+        flat = np.fromiter(chain.from_iterable(rows), dtype=np.float64, count=n_rows * width)
+        return flat.reshape(n_rows, width)
+    out = np.zeros((n_rows, width))
+    for index, row in enumerate(rows):
+        out[index, : len(row)] = row
+    return out
 
 
 def concatenate_brain_infos(infos: Sequence[BrainInfo]) -> BrainInfo:

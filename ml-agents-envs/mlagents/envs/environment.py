@@ -510,8 +510,11 @@ class UnityEnvironment(BaseUnityEnvironment):
     def _flatten(cls, arr: Any) -> list[float]:
         """A scalar, list, nested list or array as one flat list of floats (one nesting level removed)."""
         if isinstance(arr, cls.SCALAR_ACTION_TYPES):
-            arr = [float(arr)]
+            return [float(arr)]
         if isinstance(arr, np.ndarray):
+            if arr.ndim <= 2 and (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+                # The common case (a policy's action matrix) without a Python loop.
+                return arr.astype(np.float64, copy=False).ravel().tolist()
             arr = arr.tolist()
         if len(arr) == 0:
             return []

@@ -18,7 +18,6 @@ import numpy as np
 
 from mlagents.envs.brain import AllBrainInfo, BrainInfo, BrainParameters
 from mlagents.envs.communicator_objects import (
-    AgentActionProto,
     CustomAction,
     CustomResetParameters,
     UnityInput,
@@ -138,22 +137,24 @@ def step_input(
         count = n_agents.get(b, 0)
         if count == 0:
             continue
-        action_stride = len(vector_action[b]) // count
-        memory_stride = len(memory[b]) // count
-        texts = text_action[b]
-        values = None if value.get(b) is None else np.asarray(value[b], dtype=np.float64).reshape(-1)
-        agent_actions = rl_in.agent_actions[b].value
+        actions = vector_action[b]
+        memories = memory[b]
+        action_stride = len(actions) // count
+        memory_stride = len(memories) // count
+        texts = text_action[b] if len(text_action[b]) > 0 else None
+        customs = custom_action[b]
+        values = None if value.get(b) is None else np.asarray(value[b], dtype=np.float64).reshape(-1).tolist()
+        add = rl_in.agent_actions[b].value.add
+        # Fields left at their default are not set: the message is the same, and cheaper to build.
         for i in range(count):
-            action = AgentActionProto(
-                vector_actions=vector_action[b][i * action_stride : (i + 1) * action_stride],
-                memories=memory[b][i * memory_stride : (i + 1) * memory_stride],
-                text_actions=texts[i] if len(texts) > 0 else "",
-            )
-            custom = custom_action[b][i]
-            if custom is not None:
-                action.custom_action.CopyFrom(custom)
+            action = add(vector_actions=actions[i * action_stride : (i + 1) * action_stride])
+            if memory_stride:
+                action.memories.extend(memories[i * memory_stride : (i + 1) * memory_stride])
+            if texts is not None and texts[i]:
+                action.text_actions = texts[i]
+            if customs[i] is not None:
+                action.custom_action.CopyFrom(customs[i])
             if values is not None:
-                action.value = float(values[i])
-            agent_actions.append(action)
+                action.value = values[i]
     rl_in.command = COMMAND_STEP
     return wrap_unity_input(rl_in)

@@ -237,3 +237,25 @@ def test_safe_concat_np_ndarray():
     assert safe_concat_np_ndarray(np.ones((1, 2)), None).tolist() == [[1, 1]]
     assert safe_concat_np_ndarray(np.zeros((0,)), np.ones((1, 2))).tolist() == [[1, 1]]
     assert safe_concat_np_ndarray(np.ones((1, 2)), np.zeros((2, 2))).shape == (3, 2)
+
+
+def test_infinite_observations_are_clipped_without_a_nan_warning(caplog):
+    infos = [AgentInfoProto(stacked_vector_observation=[float("-inf"), 1, 2])]
+    with caplog.at_level(logging.WARNING, logger="mlagents.envs"):
+        info = BrainInfo.from_agent_proto(0, infos, brain())
+    assert caplog.text == ""
+    assert info.vector_observations.tolist() == [[np.finfo(np.float64).min, 1.0, 2.0]]
+
+
+def test_stored_actions_are_zero_padded_and_arrays_are_float64():
+    infos = [
+        AgentInfoProto(stacked_vector_observation=[1, 2, 3], stored_vector_actions=[0.5, 0.25]),
+        AgentInfoProto(stacked_vector_observation=[4, 5, 6]),  # has not acted yet
+    ]
+    info = BrainInfo.from_agent_proto(7, infos, brain())
+    assert info.previous_vector_actions.tolist() == [[0.5, 0.25], [0.0, 0.0]]
+    assert info.vector_observations.tolist() == [[1, 2, 3], [4, 5, 6]]
+    for array in (info.vector_observations, info.previous_vector_actions, info.action_masks, info.memories):
+        assert array.dtype == np.float64
+    assert info.memories.shape == (0, 0)
+    assert info.agents == ["$7-0", "$7-0"]

@@ -1,6 +1,12 @@
-"""RpcCommunicator over real gRPC on loopback, with a hand-driven client playing the environment."""
+"""RpcCommunicator over real gRPC on loopback, with a hand-driven client playing the environment.
+
+Every test runs with both servers: the one driven by the waiting thread (the default) and the
+thread-pool fallback.
+"""
 
 import ipaddress
+import os
+import signal
 import socket
 import threading
 import time
@@ -9,18 +15,30 @@ from pathlib import Path
 import grpc
 import pytest
 
+from mlagents.envs import rpc_communicator
 from mlagents.envs.communicator_objects import (
     UnityInput,
     UnityMessage,
     UnityRLInitializationOutput,
     UnityToExternalStub,
 )
+from mlagents.envs.core_rpc_server import CoreExchangeServer, core_server_available, ok_message_bytes
 from mlagents.envs.exception import (
     UnityCommunicationException,
     UnityTimeOutException,
     UnityWorkerInUseException,
 )
 from mlagents.envs.rpc_communicator import TIMEOUT_MESSAGE, DaemonThreadPool, RpcCommunicator
+
+
+@pytest.fixture(autouse=True, params=["core", "threaded"])
+def server_kind(request, monkeypatch):
+    """Run the test with the given server behind RpcCommunicator."""
+    factory = {"core": rpc_communicator.core_server, "threaded": rpc_communicator.threaded_server}[
+        request.param
+    ]
+    monkeypatch.setattr(RpcCommunicator, "server_factory", staticmethod(factory))
+    return request.param
 
 
 class FakeUnity:
@@ -268,11 +286,78 @@ def test_exchange_after_close_raises(communicator):
 def test_close_releases_a_waiting_handler(communicator, unity):
     """A call that arrives while nobody answers gets the goodbye status when Python closes."""
     thread = unity.call_in_background(init_message())
-    assert communicator.unity_to_external.incoming.get(timeout=5) is not None
+    assert communicator.server.next_call(5) is not None
     communicator.close()
     thread.join(5)
     assert not thread.is_alive()
     assert unity.replies and unity.replies[0].header.status == 400
+
+
+def test_ctrl_c_interrupts_a_wait_at_once(free_port):
+    """SIGINT reaches the main thread while it waits for the environment (KeyboardInterrupt)."""
+    comm = RpcCommunicator(0, free_port, timeout_wait=30)
+    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+    try:
+        timer.start()
+        start = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            comm.initialize(seed_input())
+        assert time.monotonic() - start < 15.0  # long before timeout_wait
+    finally:
+        timer.join()
+        comm.close()
+        comm.close()
+    assert not comm.has_pending_call
+
+
+def test_unknown_method_is_unimplemented(communicator):
+    channel = grpc.insecure_channel(f"127.0.0.1:{communicator.port}")
+    errors: list[grpc.RpcError] = []
+
+    def call_other_method() -> None:
+        try:
+            channel.unary_unary("/communicator_objects.UnityToExternal/Other")(
+                b"", timeout=10, wait_for_ready=True
+            )
+        except grpc.RpcError as error:
+            errors.append(error)
+
+    thread = threading.Thread(target=call_other_method, daemon=True)
+    thread.start()
+    try:
+        # Python serves calls while it waits for the environment's next call.
+        deadline = time.monotonic() + 10
+        while thread.is_alive() and time.monotonic() < deadline:
+            assert communicator.server.next_call(0.05) is None
+        thread.join(5)
+        assert len(errors) == 1 and errors[0].code() == grpc.StatusCode.UNIMPLEMENTED
+    finally:
+        channel.close()
+
+
+def test_core_server_needs_no_python_thread(server_kind, communicator, unity):
+    """The default server is driven by the waiting thread: it starts no Python thread."""
+    if server_kind != "core":
+        pytest.skip("the thread-pool server runs handlers on threads")
+    assert core_server_available()
+    assert isinstance(communicator.server, CoreExchangeServer)
+    before = threading.active_count()
+    third = handshake(communicator, unity)
+    # handshake() started two client threads (one still waits in call #2).
+    assert threading.active_count() <= before + 1
+    communicator.close()
+    third.join(5)
+
+
+def test_answer_bytes_equal_the_protobuf_serialization():
+    inputs = UnityInput()
+    inputs.rl_input.command = 0
+    for n in (0, 1, 200, 70000):
+        inputs.rl_input.environment_parameters.float_parameters["x"] = float(n)
+        inputs.rl_input.agent_actions["b"].value.add(vector_actions=[0.5] * n)
+        message = status_message(200)
+        message.unity_input.CopyFrom(inputs)
+        assert ok_message_bytes(inputs) == message.SerializeToString()
 
 
 def test_daemon_thread_pool():
