@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from mlagents.envs.timers import timed
 from mlagents.trainers.adam import Adam
 from mlagents.trainers.agent_ids import agent_ids
 from mlagents.trainers.components.reward_signals import RewardSignal, RewardSignalResult
@@ -147,6 +148,7 @@ class GAILRewardSignal(RewardSignal):
 
     # ------------------------------------------------------------------ rewards
 
+    @timed
     def evaluate(self, current_info: Any, next_info: Any) -> RewardSignalResult:
         """``-log(1 - D + eps)`` of each agent's step: the observation of ``current_info``, the action
         ``next_info.previous_vector_actions`` and the done flag ``next_info.local_done``."""
@@ -214,6 +216,7 @@ class GAILRewardSignal(RewardSignal):
         self.has_updated = True
         return {"policy": policy, "expert": expert}
 
+    @timed
     def update(self, mini_batch: dict[str, np.ndarray], num_sequences: int) -> dict[str, float]:
         """One Adam step of the discriminator on the PPO mini-batch; returns its loss and mean estimates
         (and with VAIL the KL term and beta)."""
