@@ -128,6 +128,8 @@ class Result:
     stop_reason: str = ""
     shares: dict[str, float] = field(default_factory=dict)
     total_steps_per_second: float | None = None
+    # steps per second of training from the last console line with a time (startup excluded)
+    training_steps_per_second: float | None = None
     case: str = "ppo"
     seed: int | None = None
 
@@ -251,6 +253,8 @@ def run_one(
                 if not match or match["brain"] != brain:
                     continue
                 result.last_step = float(match["step"])
+                if match["elapsed"] is not None and float(match["elapsed"]) > 0:
+                    result.training_steps_per_second = result.last_step / float(match["elapsed"])
                 if match["mean"] is None:
                     continue
                 mean = float(match["mean"])
@@ -309,18 +313,20 @@ def print_results(results: list[Result]) -> None:
     print("Share of the training loop time (TrainerController.advance):")
     print(
         "| Environment | --num-envs | env step | action selection | update | bootstrap values | bookkeeping | other "
-        "| of which reward signals' networks (in update and bookkeeping) | steps/s |"
+        "| of which reward signals' networks (in update and bookkeeping) | steps/s (with startup) "
+        "| steps/s of training |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         if not r.shares:
             continue
         s = r.shares
         rate = "-" if r.total_steps_per_second is None else f"{r.total_steps_per_second:.1f}"
+        training = "-" if r.training_steps_per_second is None else f"{r.training_steps_per_second:.1f}"
         print(
             f"| {r.env} | {r.num_envs} | {s['env step']:.0%} | {s['action selection']:.0%} | {s['update']:.0%} "
             f"| {s['bootstrap values']:.0%} | {s['bookkeeping']:.0%} | {s['other']:.0%} "
-            f"| {s.get('reward signals', 0.0):.0%} | {rate} |"
+            f"| {s.get('reward signals', 0.0):.0%} | {rate} | {training} |"
         )
 
 
