@@ -128,7 +128,7 @@ class Result:
     stop_reason: str = ""
     shares: dict[str, float] = field(default_factory=dict)
     total_steps_per_second: float | None = None
-    # steps per second of training from the last console line with a time (startup excluded)
+    # steps per second of training (startup excluded): from the timers, else the last console line
     training_steps_per_second: float | None = None
     case: str = "ppo"
     seed: int | None = None
@@ -179,6 +179,18 @@ def timer_shares(timers_path: Path) -> dict[str, float]:
         "other": max(0.0, other) / total,
         "reward signals": signal_seconds(advance) / total,
     }
+
+
+def loop_steps_per_second(timers_path: Path) -> float | None:
+    """Environment steps per second of the training loop: the transitions handed to the trainers
+    (``add_experiences`` calls, one per environment step of a one-brain scene) over the time in
+    ``TrainerController.advance`` (start-up, saving and summaries excluded)."""
+    tree = json.loads(timers_path.read_text())
+    advance = find_node(tree, "TrainerController.advance")
+    if advance is None or advance["total"] <= 0:
+        return None
+    node = find_node(advance, "add_experiences")
+    return node["count"] / advance["total"] if node and node.get("count") else None
 
 
 def signal_seconds(node: dict) -> float:
@@ -284,6 +296,9 @@ def run_one(
         timers = Path(workdir) / "summaries" / "bench-0_timers.json"
         if timers.exists():
             result.shares = timer_shares(timers)
+            result.training_steps_per_second = (
+                loop_steps_per_second(timers) or result.training_steps_per_second
+            )
     return result
 
 
