@@ -260,7 +260,7 @@ def run_one(
             *lines, pending = pending.split("\n")
             for line in lines:
                 if verbose:
-                    print("   |", line)
+                    print(f"   | {result.env}:", line, flush=True)
                 match = CONSOLE_LINE.search(line)
                 if not match or match["brain"] != brain:
                     continue
