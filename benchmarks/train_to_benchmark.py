@@ -27,6 +27,13 @@ Usage::
     python benchmarks/train_to_benchmark.py --envs Reacher,Tennis --num-envs 1 --max-steps 5e5
     python benchmarks/train_to_benchmark.py --envs 3DBall --num-envs 1 --cases ppo,pretraining --seeds 1,2,3
 
+    python benchmarks/train_to_benchmark.py --signal-cases Pyramids --num-envs 1 --side-by-side --seeds 1
+
+``--signal-cases Pyramids`` is the curiosity comparison: the shipped ``PyramidsLearning`` section
+(extrinsic + curiosity) against the same section with the extrinsic signal alone, on the same seeds
+and step budget (``--max-steps``, default the section's 500000), run one after the other or, with
+``--side-by-side``, at the same time; the tables show both.
+
 ``--cases pretraining`` trains with the brain's shipped section plus the ``pretraining`` section of
 :data:`PRETRAINING` (behavioural cloning from the shipped demonstration, ``demos/Expert<Env>.demo``);
 ``--seeds`` runs every case once per seed (``--seed``), so that the cases compare on the same seeds;
@@ -46,6 +53,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -120,6 +128,8 @@ class Result:
     stop_reason: str = ""
     shares: dict[str, float] = field(default_factory=dict)
     total_steps_per_second: float | None = None
+    # steps per second of training (startup excluded): from the timers, else the last console line
+    training_steps_per_second: float | None = None
     case: str = "ppo"
     seed: int | None = None
 
@@ -167,7 +177,29 @@ def timer_shares(timers_path: Path) -> dict[str, float]:
         "bootstrap values": bootstrap / total,
         "bookkeeping": bookkeeping / total,
         "other": max(0.0, other) / total,
+        "reward signals": signal_seconds(advance) / total,
     }
+
+
+def loop_steps_per_second(timers_path: Path) -> float | None:
+    """Environment steps per second of the training loop: the transitions handed to the trainers
+    (``add_experiences`` calls, one per environment step of a one-brain scene) over the time in
+    ``TrainerController.advance`` (start-up, saving and summaries excluded)."""
+    tree = json.loads(timers_path.read_text())
+    advance = find_node(tree, "TrainerController.advance")
+    if advance is None or advance["total"] <= 0:
+        return None
+    node = find_node(advance, "add_experiences")
+    return node["count"] / advance["total"] if node and node.get("count") else None
+
+
+def signal_seconds(node: dict) -> float:
+    """Seconds in the reward signals' own networks (``<Signal>RewardSignal.evaluate`` in the
+    bookkeeping, ``.update`` in the update), summed over every place of the tree they appear."""
+    name = node.get("name", "")
+    if name.endswith(("RewardSignal.evaluate", "RewardSignal.update")):
+        return float(node.get("total", 0.0))
+    return sum(signal_seconds(child) for child in node.get("children", []))
 
 
 def run_one(
@@ -185,7 +217,8 @@ def run_one(
         brain, targets, _ = TARGETS[env]
         result = Result(env, num_envs, targets, case=case, seed=seed)
     else:
-        brain, targets, seed = signal_case.brain, signal_case.targets, signal_case.seed
+        brain, targets = signal_case.brain, signal_case.targets
+        seed = signal_case.seed if seed is None else seed
         result = Result(signal_case.name, num_envs, targets, case=signal_case.note, seed=seed)
     build = BUILDS / f"{env}.x86_64"
     with tempfile.TemporaryDirectory(prefix=f"bench-{env}-") as workdir:
@@ -197,7 +230,7 @@ def run_one(
             str(
                 case_config(env, case, workdir, demo, max_steps)
                 if signal_case is None
-                else signal_case.write_config(Path(workdir))
+                else signal_case.write_config(Path(workdir), max_steps)
             ),
             "--env",
             str(build),
@@ -227,11 +260,13 @@ def run_one(
             *lines, pending = pending.split("\n")
             for line in lines:
                 if verbose:
-                    print("   |", line)
+                    print(f"   | {result.env}:", line, flush=True)
                 match = CONSOLE_LINE.search(line)
                 if not match or match["brain"] != brain:
                     continue
                 result.last_step = float(match["step"])
+                if match["elapsed"] is not None and float(match["elapsed"]) > 0:
+                    result.training_steps_per_second = result.last_step / float(match["elapsed"])
                 if match["mean"] is None:
                     continue
                 mean = float(match["mean"])
@@ -261,6 +296,9 @@ def run_one(
         timers = Path(workdir) / "summaries" / "bench-0_timers.json"
         if timers.exists():
             result.shares = timer_shares(timers)
+            result.training_steps_per_second = (
+                loop_steps_per_second(timers) or result.training_steps_per_second
+            )
     return result
 
 
@@ -289,16 +327,21 @@ def print_results(results: list[Result]) -> None:
     print()
     print("Share of the training loop time (TrainerController.advance):")
     print(
-        "| Environment | --num-envs | env step | action selection | update | bootstrap values | bookkeeping | other |"
+        "| Environment | --num-envs | env step | action selection | update | bootstrap values | bookkeeping | other "
+        "| of which reward signals' networks (in update and bookkeeping) | steps/s (with startup) "
+        "| steps/s of training |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         if not r.shares:
             continue
         s = r.shares
+        rate = "-" if r.total_steps_per_second is None else f"{r.total_steps_per_second:.1f}"
+        training = "-" if r.training_steps_per_second is None else f"{r.training_steps_per_second:.1f}"
         print(
             f"| {r.env} | {r.num_envs} | {s['env step']:.0%} | {s['action selection']:.0%} | {s['update']:.0%} "
-            f"| {s['bootstrap values']:.0%} | {s['bookkeeping']:.0%} | {s['other']:.0%} |"
+            f"| {s['bootstrap values']:.0%} | {s['bookkeeping']:.0%} | {s['other']:.0%} "
+            f"| {s.get('reward signals', 0.0):.0%} | {rate} | {training} |"
         )
 
 
@@ -325,11 +368,12 @@ class SignalCase:
     seed: int = 1
     extra_sections: dict = field(default_factory=dict)
 
-    def write_config(self, folder: Path) -> Path:
+    def write_config(self, folder: Path, max_steps: float | None = None) -> Path:
         import yaml
 
         shipped = yaml.safe_load(CONFIG.read_text())
-        config = {"default": shipped["default"], self.brain: self.section, **self.extra_sections}
+        section = self.section if max_steps is None else dict(self.section, max_steps=max_steps)
+        config = {"default": shipped["default"], self.brain: section, **self.extra_sections}
         path = folder / f"{self.brain}-{self.name}.yaml".replace(" ", "_").replace("+", "_")
         path.write_text(yaml.safe_dump(config, sort_keys=False))
         return path
@@ -374,30 +418,59 @@ def signal_cases() -> dict[str, SignalCase]:
     }
 
 
-def run_signal_cases(names: list[str], num_envs: int, max_minutes: float, verbose: bool) -> list[Result]:
+#: Names that stand for several cases: the comparison the curiosity issue asks for.
+SIGNAL_COMPARISONS = {"Pyramids": ["Pyramids+curiosity", "Pyramids-extrinsic"]}
+
+
+def run_signal_cases(
+    names: list[str],
+    num_envs: int,
+    max_minutes: float,
+    verbose: bool,
+    seeds: list[int | None] | None = None,
+    max_steps: float | None = None,
+    side_by_side: bool = False,
+) -> list[Result]:
+    """Run each case once per seed (None: the case's own seed), with ``max_steps`` when given;
+    ``side_by_side`` runs the cases of one seed at the same time, so that they share the machine's
+    load and their wall-clock figures compare."""
     cases = signal_cases()
-    results = []
-    for name in names:
-        case = cases.get(name)
-        if case is None:
-            print(f"Unknown case {name}; choose from {', '.join(cases)}.")
+    expanded = [case for name in names for case in SIGNAL_COMPARISONS.get(name, [name])]
+    chosen = []
+    for name in expanded:
+        if name not in cases:
+            print(f"Unknown case {name}; choose from {', '.join([*cases, *SIGNAL_COMPARISONS])}.")
             continue
+        chosen.append(cases[name])
+
+    def run(case: SignalCase, seed: int | None) -> Result:
         wanted = ", ".join(f"{t:g}" for t in case.targets)
         print(
-            f"{name} ({case.brain}, {case.note}), --num-envs={num_envs}, --seed={case.seed}: training to mean "
-            f"reward {wanted} ...",
+            f"{case.name} ({case.brain}, {case.note}), --num-envs={num_envs}, --seed={case.seed if seed is None else seed}"
+            + (f", max_steps {max_steps:g}" if max_steps is not None else "")
+            + f": training to mean reward {wanted} ...",
             flush=True,
         )
-        result = run_one(case.env, num_envs, max_minutes, verbose, signal_case=case)
+        result = run_one(
+            case.env, num_envs, max_minutes, verbose, seed=seed, max_steps=max_steps, signal_case=case
+        )
         reached = ", ".join(
             f"{t:g} at step {s:.0f} after {sec:.0f} s" for t, (s, sec) in result.reached.items()
         )
         print(
-            f"  -> {result.stop_reason}; {reached or 'benchmark not reached'}; best mean {result.best_mean:.3f}; "
-            f"last step {result.last_step:.0f}",
+            f"  -> {case.name}: {result.stop_reason}; {reached or 'benchmark not reached'}; best mean "
+            f"{result.best_mean:.3f}; last step {result.last_step:.0f}",
             flush=True,
         )
-        results.append(result)
+        return result
+
+    results = []
+    for seed in seeds or [None]:
+        if side_by_side and len(chosen) > 1:
+            with ThreadPoolExecutor(len(chosen)) as pool:
+                results.extend(pool.map(run, chosen, [seed] * len(chosen)))
+        else:
+            results.extend(run(case, seed) for case in chosen)
     return results
 
 
@@ -410,7 +483,13 @@ def main() -> None:
         "--signal-cases",
         default="",
         help="comma-separated reward-signal cases instead of --envs (Pyramids+curiosity, Pyramids-extrinsic, "
-        "Basic+GAIL); uses the first --num-envs value",
+        "Basic+GAIL, or Pyramids for the first two); uses the first --num-envs value, --seeds (default: "
+        "seed 1) and --max-steps",
+    )
+    parser.add_argument(
+        "--side-by-side",
+        action="store_true",
+        help="run the reward-signal cases of one seed at the same time (same machine load)",
     )
     parser.add_argument("--num-envs", default="1,4", help="comma-separated --num-envs values")
     parser.add_argument("--max-minutes", type=float, default=20.0, help="time limit per run (minutes)")
@@ -435,7 +514,11 @@ def main() -> None:
     if args.signal_cases:
         names = [n.strip() for n in args.signal_cases.split(",") if n.strip()]
         num_envs = int(args.num_envs.split(",")[0])
-        print_results(run_signal_cases(names, num_envs, args.max_minutes, args.verbose))
+        print_results(
+            run_signal_cases(
+                names, num_envs, args.max_minutes, args.verbose, seeds, args.max_steps, args.side_by_side
+            )
+        )
         return
 
     results = []

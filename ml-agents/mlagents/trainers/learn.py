@@ -45,9 +45,9 @@ from mlagents.envs.env_manager import EnvManager
 from mlagents.envs.exception import SamplerException, UnityException
 from mlagents.envs.sampler_class import SamplerManager
 from mlagents.trainers.components.bc.compatibility import check_demo_paths
-from mlagents.trainers.components.bc.prelaunch import check_imitation_before_launch
 from mlagents.trainers.exception import MetaCurriculumError, TrainerError
 from mlagents.trainers.meta_curriculum import MetaCurriculum
+from mlagents.trainers.prelaunch import check_before_launch
 from mlagents.trainers.settings import CommandLineError, RunOptions
 from mlagents.trainers.trainer_util import initialize_trainers, load_config, load_trainer_config
 
@@ -302,8 +302,9 @@ def run_training(sub_id: int, run_seed: int, options: RunOptions | Mapping[str, 
     trainer_config = load_trainer_config(run.trainer_config_file())
     check_demo_paths(trainer_config)
     if run.docker_target_name is None:
-        # An example build's brains are known without starting it: imitation errors show at once.
-        check_imitation_before_launch(trainer_config, run.env_path)
+        # An example build's brains are known without starting it: errors of settings that name
+        # demonstrations or brains show at once.
+        check_before_launch(trainer_config, run.env_path)
     sampler_manager, resampling_interval = create_sampler_manager(run.sampler_file_path, {}, run_seed)
     meta_curriculum = try_create_meta_curriculum(curriculum_folder, None, run.lesson)
     # Imported only now so that `mlagents-learn --help`, command-line and configuration errors

@@ -1,17 +1,22 @@
 """Reading an example build's brains from the example catalogue without starting it, and the
-imitation checks run from them before launch."""
+checks run from them before launch: the imitation settings and the reward signals' (through the
+real ``mlagents-learn``, asserting that no build was started)."""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from learn_helpers import BASIC_LEARNING, leftovers, run_learn  # beside the tests, see conftest
 
 from mlagents.trainers.components.bc.prelaunch import check_imitation_before_launch, example_build_brains
 from mlagents.trainers.exception import UnityTrainerException
-from mlagents.trainers.settings import TrainerConfig
+from mlagents.trainers.prelaunch import check_before_launch
+from mlagents.trainers.settings import MissingDemonstrationError, TrainerConfig
 
 REPO = Path(__file__).resolve().parents[4]
 BUILDS = REPO / "example-envs" / "builds"
@@ -65,3 +70,126 @@ def test_pretraining_demo_of_another_brain_is_refused_before_launch(monkeypatch:
         check_imitation_before_launch(config, str(BUILDS / "Basic.x86_64"))
     good = shipped("offline_bc_config.yaml", "BasicLearning", demo_path=str(DEMOS / "ExpertBasic.demo"))
     assert check_imitation_before_launch(good, str(BUILDS / "Basic.x86_64")) is True
+
+
+# ------------------------------------------------------------------ reward signals, through the CLI
+
+BASIC = BUILDS / "Basic.x86_64"
+needs_examples = pytest.mark.skipif(
+    not (BASIC.exists() and OTHER_BRAIN_DEMO.exists()),
+    reason="the example builds or shipped demos are missing",
+)
+
+
+def signal_config(folder: Path, signals: dict[str, Any], **sections: Any) -> Path:
+    """A trainer config in ``folder``: BasicLearning's section with ``signals`` beside the extrinsic
+    signal, and ``sections`` (brain name -> section) for other brains."""
+    section = dict(BASIC_LEARNING, reward_signals={"extrinsic": {"strength": 1.0, "gamma": 0.9}, **signals})
+    path = folder / "config.yaml"
+    path.write_text(yaml.safe_dump({"default": section, **sections}, sort_keys=False))
+    return path
+
+
+def python_that_notes(folder: Path) -> tuple[Path, Path]:
+    """An interpreter for the build launcher (``$MLAGENTS_PYTHON``) that notes every use in a file:
+    the file exists only if something tried to start a build."""
+    marker = folder / "build-started"
+    script = folder / "python-that-notes"
+    script.write_text(f'#!/bin/sh\ntouch "{marker}"\nexec "{sys.executable}" "$@"\n')
+    script.chmod(0o755)
+    return script, marker
+
+
+def learn_basic(folder: Path, port: int, timeout: float = 120) -> tuple[int, str, str]:
+    """mlagents-learn on ``folder``/config.yaml with two environments of the Basic build."""
+    return run_learn(
+        folder,
+        "config.yaml",
+        f"--env={BASIC}",
+        "--num-envs=2",
+        f"--base-port={port}",
+        "--train",
+        "--seed=1",
+        timeout=timeout,
+    )
+
+
+GAIL = {"strength": 1.0, "gamma": 0.99, "encoding_size": 16}
+
+
+@needs_examples
+@pytest.mark.parametrize(
+    "signals, message",
+    [
+        (
+            {"gail": GAIL},
+            "The hyper-parameter demo_path could not be found for GAILRewardSignal (reward_signals of the "
+            "default section (trainer config config.yaml)).",
+        ),
+        (
+            {"gail": dict(GAIL, demo_path="demos/Nowhere.demo")},
+            "The demonstration file or directory demos/Nowhere.demo of the gail reward signal does not exist",
+        ),
+        (
+            {"gail": dict(GAIL, demo_path=str(OTHER_BRAIN_DEMO))},
+            f"The demonstrations {OTHER_BRAIN_DEMO} (brain 3DBallLearning) do not fit brain BasicLearning: "
+            "continuous actions [2] instead of discrete [3]; vector observations of size 8 instead of 20.",
+        ),
+        (
+            {"curiosity": {"strength": 0.01, "gamma": 0.99}},
+            "The hyper-parameter encoding_size could not be found for CuriosityRewardSignal",
+        ),
+    ],
+    ids=["gail-without-demo-path", "gail-demo-path-not-found", "gail-demo-of-another-brain", "curiosity-key"],
+)
+def test_signal_errors_come_before_the_build_starts(
+    tmp_path: Path, free_port_range: Any, monkeypatch: pytest.MonkeyPatch, signals: dict, message: str
+) -> None:
+    monkeypatch.delenv("MLAGENTS_BUILD_ARGS", raising=False)
+    python, marker = python_that_notes(tmp_path)
+    monkeypatch.setenv("MLAGENTS_PYTHON", str(python))
+    signal_config(tmp_path, signals)
+    port = free_port_range(2)
+    status, out, err = learn_basic(tmp_path, port)
+    errors = [line for line in err.splitlines() if line.startswith("ERROR:")]
+    assert status == 1 and "Traceback" not in err and len(errors) == 1, err[-3000:]
+    assert message in errors[0], errors[0]
+    assert not marker.exists(), "a build was started"
+    assert "Academy" not in out + err and leftovers(range(port, port + 2)) == []
+
+
+@needs_examples
+def test_a_missing_demonstration_of_a_brain_the_build_lacks_does_not_stop_the_run(
+    tmp_path: Path, free_port_range: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As with config/gail_config.yaml, whose sections name demonstrations of brains Basic lacks."""
+    monkeypatch.delenv("MLAGENTS_BUILD_ARGS", raising=False)
+    missing = {"reward_signals": {"gail": dict(GAIL, demo_path="demos/Nowhere.demo")}}
+    signal_config(tmp_path, {}, CrawlerStaticLearning=missing, PyramidsLearning=missing)
+    raw = yaml.safe_load((tmp_path / "config.yaml").read_text())
+    raw["default"].update(max_steps=40, summary_freq=20)
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+    port = free_port_range(2)
+    status, out, err = learn_basic(tmp_path, port, timeout=240)
+    assert status == 0, err[-3000:]
+    assert "BasicLearning: Step: 40." in out + err, (out + err)[-3000:]
+    assert os.path.getsize(tmp_path / "models" / "ppo-0" / "BasicLearning.nn") > 0
+
+
+def test_the_shipped_gail_config_is_checked_for_the_brains_of_the_build(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """config/gail_config.yaml before launch: Pyramids' pretraining and gail demonstrations fit its
+    brain; Basic trains with the default section; CrawlerStatic's demonstration is not shipped."""
+    monkeypatch.delenv("MLAGENTS_BUILD_ARGS", raising=False)
+    if not (DEMOS / "ExpertPyramid.demo").exists():
+        pytest.skip("the shipped demonstrations are missing")
+    monkeypatch.chdir(REPO)
+    config = TrainerConfig.from_dict(yaml.safe_load((REPO / "config" / "gail_config.yaml").read_text()))
+    assert check_before_launch(config, str(BUILDS / "Pyramids.x86_64")) is True
+    assert check_before_launch(config, str(BASIC)) is True
+    assert check_before_launch(config, None) is False
+    with pytest.raises(
+        MissingDemonstrationError, match="demos/ExpertCrawlerSta.demo of the gail reward signal"
+    ):
+        check_before_launch(config, str(BUILDS / "CrawlerStatic.x86_64"))

@@ -216,14 +216,18 @@ def test_a_missing_key_stops_before_any_build_starts(tmp_path):
 
 @pytest.mark.skipif(not BASIC.exists(), reason="the Basic build is missing")
 def test_a_demonstration_of_another_brain_stops_the_run(tmp_path, free_port_range):
-    """Found when the trainer is built, right after the environment started (a missing demo_path is
-    found the same way, see test_gail)."""
+    """A build that is not a link to the example launcher (here a script that runs Basic): its brains
+    are known only once it started, and the mismatch is found when the trainer is built, before the
+    first step. (For an example build it is found before the build starts: test_prelaunch.)"""
     from test_gail import write_demo
 
     write_demo(tmp_path / "other.demo", brain_name="Other", vec=20, actions=(2,), continuous=True)
     write_config(tmp_path / "config.yaml", gail_section(demo_path="other.demo"))
+    build = tmp_path / "Basic.x86_64"
+    build.write_text(f'#!/bin/sh\nexec "{BASIC}" "$@"\n')
+    build.chmod(0o755)
     port = free_port_range(1)
-    status, _, err = run_learn(tmp_path, "config.yaml", "--env", BASIC, "--train", "--base-port", port)
+    status, _, err = run_learn(tmp_path, "config.yaml", "--env", build, "--train", "--base-port", port)
     line = one_error_line(status, err)
     assert (
         "The demonstrations other.demo (brain Other) do not fit brain BasicLearning: continuous actions [2]"

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from mlagents.envs.timers import timed
 from mlagents.trainers.adam import Adam
 from mlagents.trainers.agent_ids import agent_ids
 from mlagents.trainers.components.reward_signals import RewardSignal, RewardSignalResult
@@ -107,6 +108,7 @@ class CuriosityRewardSignal(RewardSignal):
 
     # ------------------------------------------------------------------ rewards
 
+    @timed
     def evaluate(self, current_info: Any, next_info: Any) -> RewardSignalResult:
         """``e`` for every agent of ``next_info`` (its action: ``next_info.previous_vector_actions``)."""
         n = len(agent_ids(next_info))
@@ -161,6 +163,7 @@ class CuriosityRewardSignal(RewardSignal):
         self.has_updated = True
         return inputs
 
+    @timed
     def update(self, mini_batch: dict[str, np.ndarray], num_sequences: int) -> dict[str, float]:
         """One Adam step of the module on the PPO mini-batch; returns its forward and inverse losses."""
         losses = self._train_fn(self.prepare_update(self.policy_model, mini_batch, num_sequences))

@@ -15,41 +15,17 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from mlagents.envs.timers import timed
 from mlagents.trainers.adam import Adam
 from mlagents.trainers.agent_ids import agent_ids
 from mlagents.trainers.components.reward_signals import RewardSignal, RewardSignalResult
+from mlagents.trainers.components.reward_signals.gail.demonstrations import check_demonstration_brain
 from mlagents.trainers.components.reward_signals.gail.model import GAILModel
 from mlagents.trainers.exception import UnityTrainerException
 from mlagents.trainers.layers import Initializer
 from mlagents.trainers.tf_policy import FixedSignatureFunction
 
 __all__ = ["GAILRewardSignal", "check_demonstration_brain"]
-
-
-def check_demonstration_brain(demo_brain: Any, brain: Any, demo_path: str) -> None:
-    """:raises UnityTrainerException: the demonstrations were recorded by a brain whose actions or
-    observations differ from ``brain``'s."""
-    problems = []
-    if demo_brain.vector_action_space_type != brain.vector_action_space_type or list(
-        demo_brain.vector_action_space_size
-    ) != list(brain.vector_action_space_size):
-        problems.append(
-            f"{demo_brain.vector_action_space_type} actions {list(demo_brain.vector_action_space_size)} instead of "
-            f"{brain.vector_action_space_type} {list(brain.vector_action_space_size)}"
-        )
-    demo_vec = demo_brain.vector_observation_space_size * demo_brain.num_stacked_vector_observations
-    vec = brain.vector_observation_space_size * brain.num_stacked_vector_observations
-    if demo_vec != vec:
-        problems.append(f"vector observations of size {demo_vec} instead of {vec}")
-    if demo_brain.number_visual_observations != brain.number_visual_observations:
-        problems.append(
-            f"{demo_brain.number_visual_observations} cameras instead of {brain.number_visual_observations}"
-        )
-    if problems:
-        raise UnityTrainerException(
-            f"The demonstrations {demo_path} (brain {demo_brain.brain_name}) do not fit brain {brain.brain_name}: "
-            f"{'; '.join(problems)}. Give the gail reward signal a demo_path recorded with this brain."
-        )
 
 
 class GAILRewardSignal(RewardSignal):
@@ -172,6 +148,7 @@ class GAILRewardSignal(RewardSignal):
 
     # ------------------------------------------------------------------ rewards
 
+    @timed
     def evaluate(self, current_info: Any, next_info: Any) -> RewardSignalResult:
         """``-log(1 - D + eps)`` of each agent's step: the observation of ``current_info``, the action
         ``next_info.previous_vector_actions`` and the done flag ``next_info.local_done``."""
@@ -239,6 +216,7 @@ class GAILRewardSignal(RewardSignal):
         self.has_updated = True
         return {"policy": policy, "expert": expert}
 
+    @timed
     def update(self, mini_batch: dict[str, np.ndarray], num_sequences: int) -> dict[str, float]:
         """One Adam step of the discriminator on the PPO mini-batch; returns its loss and mean estimates
         (and with VAIL the KL term and beta)."""
