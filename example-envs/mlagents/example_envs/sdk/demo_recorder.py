@@ -22,6 +22,10 @@ another's begin (after a done, or between two unfinished episodes) does a pair m
 With ``whole_episodes`` the recorder keeps only finished episodes: it stops once the file holds
 ``max_steps`` decisions (it may hold a few more, the rest of the last episodes) and drops the
 episodes still running at close.
+With ``episode_prefix`` the recorder keeps only the first decisions of every episode (many episode
+starts in a small file, for scenes whose episodes are long): the last kept decision is marked as
+the end of an interrupted episode (done, max step reached), as an agent whose max step came
+there would send it, and the rest of that episode is not recorded.
 
 The meta counts as Unity's does for one agent: ``number_steps`` is the decisions in the file,
 ``number_episodes`` the episodes in it, an unfinished one included (Unity counts one more episode
@@ -101,16 +105,26 @@ class DemonstrationRecorder:
     :param folder: where the file goes (created if missing).
     :param max_steps: stop recording once this many decisions are written (0 = no limit).
     :param whole_episodes: keep finished episodes only (see the module's description).
+    :param episode_prefix: keep only the first this many decisions of every episode (0 = all).
     :ivar path: the file being written.
     """
 
     def __init__(
-        self, brain: BrainSpec, name: str, folder: str = ".", max_steps: int = 0, whole_episodes: bool = False
+        self,
+        brain: BrainSpec,
+        name: str,
+        folder: str = ".",
+        max_steps: int = 0,
+        whole_episodes: bool = False,
+        episode_prefix: int = 0,
     ) -> None:
         self.brain = brain
         self.name = sanitize_demonstration_name(name)
         self.max_steps = int(max_steps)
         self.whole_episodes = whole_episodes
+        if episode_prefix < 0:
+            raise ValueError(f"episode_prefix is {episode_prefix}; give 0 (whole episodes) or more.")
+        self.episode_prefix = int(episode_prefix)
         os.makedirs(folder, exist_ok=True)
         self.path = demonstration_path(folder, self.name)
         self.number_steps = 0
@@ -120,6 +134,8 @@ class DemonstrationRecorder:
         # Each agent's running episode: its serialized decisions and their rewards.
         self._episodes: dict[int, list[tuple[bytes, float]]] = {}
         self._buffered = 0
+        # Agents whose running episode was cut at ``episode_prefix``: skipped until its done.
+        self._cut: set[int] = set()
         # Open for the recorder's lifetime; close() (or the context manager) closes it.
         self._file: BinaryIO | None = open(self.path, "wb")  # noqa: SIM115
         self._write_meta(self._meta(0, 0, 0.0))
@@ -148,9 +164,20 @@ class DemonstrationRecorder:
         for agent, info, reward, done in zip(
             batch.agents.tolist(), infos, rewards, batch.local_done.tolist()
         ):
-            self._episodes.setdefault(agent, []).append((info.SerializeToString(), float(np.float32(reward))))
+            if agent in self._cut:
+                # The rest of an episode cut at its prefix; the agent's next episode is recorded.
+                if done:
+                    self._cut.discard(agent)
+                continue
+            steps = self._episodes.setdefault(agent, [])
+            cut = not done and 0 < self.episode_prefix <= len(steps) + 1
+            if cut:
+                info.done = True
+                info.max_step_reached = True
+                self._cut.add(agent)
+            steps.append((info.SerializeToString(), float(np.float32(reward))))
             self._buffered += 1
-            if done:
+            if done or cut:
                 self._write_episode(agent, finished=True)
             if self.full:
                 return

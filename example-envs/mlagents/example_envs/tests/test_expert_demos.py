@@ -45,6 +45,11 @@ def test_shipped_demo_loads_and_reproduces_the_heuristic(demo: ExpertDemo) -> No
     else:
         # Each agent's unfinished episode counts as one.
         assert len(infos) == demo.steps and meta.number_episodes > dones
+    if demo.episode_prefix:
+        # Many episode starts: every episode in the file is at most the prefix long.
+        ends = [t for t, info in enumerate(infos) if info.local_done[0]]
+        lengths = np.diff([-1, *ends])
+        assert lengths.max() <= demo.episode_prefix and len(ends) >= demo.steps // demo.episode_prefix
     assert brain.brain_name == spec.name
     assert brain.vector_observation_space_size == spec.vector_observation_size
     assert brain.num_stacked_vector_observations == spec.num_stacked_vector_observations

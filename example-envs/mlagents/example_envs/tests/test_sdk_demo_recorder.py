@@ -224,3 +224,29 @@ def test_whole_episodes_stop_once_the_file_holds_max_steps(tmp_path: Path) -> No
     meta, _ = delimited(Path(recorder.path).read_bytes(), 0)
     # Agent 1's first episode (2), agent 2's (3): 5 decisions, both episodes whole.
     assert (field(meta, 3), field(meta, 4)) == (5, 2)
+
+
+def test_episode_prefix_keeps_the_start_of_every_episode(tmp_path: Path) -> None:
+    brain = _basic_brain()
+    recorder = DemonstrationRecorder(brain, "Prefix", str(tmp_path), whole_episodes=True, episode_prefix=2)
+    # Agent 1's episodes last 4 decisions (reward 1 each), agent 2's 1 decision (reward 2).
+    for t in range(8):
+        recorder.record(_batch([1, 2], [1.0, 2.0], [t % 4 == 3, True]))  # type: ignore[arg-type]
+    recorder.close()
+    brain_parameters, infos, _ = load_demonstration(recorder.path)
+    meta, _ = delimited(Path(recorder.path).read_bytes(), 0)
+    # Agent 1: the first 2 decisions of its 2 episodes, the second marked as an interrupted end;
+    # agent 2: its 8 one-decision episodes, whole.
+    assert (field(meta, 3), field(meta, 4)) == (12, 10)
+    assert struct.unpack("<f", field(meta, 5))[0] == pytest.approx((4 * 1.0 + 8 * 2.0) / 10)  # type: ignore[arg-type]
+    ones = [info for info in infos if info.agents == ["$0-1"]]
+    assert [bool(info.local_done[0]) for info in ones] == [False, True, False, True]
+    assert [bool(info.max_reached[0]) for info in ones] == [False, True, False, True]
+    assert all(
+        bool(info.local_done[0]) and not info.max_reached[0] for info in infos if info.agents == ["$0-2"]
+    )
+
+
+def test_episode_prefix_must_not_be_negative(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="episode_prefix is -1"):
+        DemonstrationRecorder(_basic_brain(), "Bad", str(tmp_path), episode_prefix=-1)
