@@ -59,6 +59,9 @@ EXPERT_DEMOS: tuple[ExpertDemo, ...] = (
     ExpertDemo("ExpertPyramid", "Pyramids", "PyramidsLearning", 2000, False),
     ExpertDemo("ExpertSoccerStri", "SoccerTwos", "StrikerLearning", 2000, False),
     ExpertDemo("ExpertSoccerGoal", "SoccerTwos", "GoalieLearning", 2000, False),
+    # The trot of the crawler heuristic (a function of time too); episodes of 1000 decisions would
+    # make the file large, so the file holds the first 2000 decisions of the 12 agents.
+    ExpertDemo("ExpertCrawlerSta", "CrawlerStatic", "CrawlerStaticLearning", 2000, False),
 )
 
 #: Academy steps after which a recording gives up (a heuristic that never lets its agents decide).
