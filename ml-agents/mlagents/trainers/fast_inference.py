@@ -298,7 +298,9 @@ class NumpyPolicyNetwork:
             log_softmax = shifted - np.log(total)
             entropy -= np.sum(probs * log_softmax, axis=1)
             kept = (probs + _EPSILON) * masks[:, start:end]
-            masked[:, start:end] = np.log(kept / np.sum(kept, axis=1, keepdims=True) + _EPSILON)
+            # A branch whose actions are all masked gives NaN, as in the TensorFlow graph (quietly).
+            with np.errstate(invalid="ignore"):
+                masked[:, start:end] = np.log(kept / np.sum(kept, axis=1, keepdims=True) + _EPSILON)
         values, value = self._values(hidden)
         return {
             "log_probs": logits,

@@ -41,13 +41,17 @@ def make_info(brain, obs, masks=None, visual=None):
 
 
 def random_masks(rng, n, act_size):
-    """Masks with at least one allowed action per branch, some branches fully allowed."""
+    """Masks with at least one allowed action per branch, some branches fully allowed; with 7 agents
+    or more, the first agent's first branch is fully masked (NaN log-probabilities on both paths)."""
     parts = []
     for size in act_size:
         mask = (rng.random((n, size)) > 0.4).astype(np.float32)
         mask[np.arange(n), rng.integers(0, size, n)] = 1.0
         parts.append(mask)
-    return np.concatenate(parts, axis=1)
+    masks = np.concatenate(parts, axis=1)
+    if n >= 7:
+        masks[0, : act_size[0]] = 0.0
+    return masks
 
 
 def perturb(policy, seed):
