@@ -38,6 +38,9 @@ and step budget (``--max-steps``, default the section's 500000), run one after t
 :data:`PRETRAINING` (behavioural cloning from the shipped demonstration, ``demos/Expert<Env>.demo``);
 ``--seeds`` runs every case once per seed (``--seed``), so that the cases compare on the same seeds;
 ``--demo PATH`` uses another demonstration for the pretraining case.
+``--baseline REV`` also runs every case under an earlier revision (its packages, builds and
+trainer configuration, checked out by ``benchmarks/baseline.py``), each old run right after the
+same new one, and prints both in the tables (column ``Revision``).
 
 Prints figures only; it asserts nothing. Wall-clock figures depend on the machine (and on what else
 runs on it); the step counts much less so.
@@ -60,6 +63,9 @@ from pathlib import Path
 import yaml
 
 from mlagents.example_envs.ports import find_free_port_range
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from baseline import Checkout, revision_checkout
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "config" / "trainer_config.yaml"
@@ -97,17 +103,23 @@ CONSOLE_LINE = re.compile(
 
 
 def case_config(
-    env: str, case: str, workdir: str, demo: str | None = None, max_steps: float | None = None
+    env: str,
+    case: str,
+    workdir: str,
+    demo: str | None = None,
+    max_steps: float | None = None,
+    shipped: Path = CONFIG,
 ) -> Path:
     """The trainer config of ``case``: the shipped one (``ppo``), or with the brain's ``pretraining``
     section added (``pretraining``, from ``demo`` when given), written to ``workdir``; with
-    ``max_steps``, the brain's section trains that many steps."""
+    ``max_steps``, the brain's section trains that many steps. ``shipped``: the configuration file
+    to start from (another revision's for ``--baseline``)."""
     if case == "ppo" and max_steps is None:
-        return CONFIG
+        return shipped
     from mlagents.trainers.trainer_util import load_config
 
     brain = TARGETS[env][0]
-    config = load_config(str(CONFIG))
+    config = load_config(str(shipped))
     config[brain] = dict(config.get(brain, {}))
     if case == "pretraining":
         section = dict(PRETRAINING[env])
@@ -136,6 +148,7 @@ class Result:
     training_steps_per_second: float | None = None
     case: str = "ppo"
     seed: int | None = None
+    revision: str = ""  # "" for the current tree, else the --baseline revision
 
 
 def find_node(node: dict, name: str) -> dict | None:
@@ -216,7 +229,9 @@ def run_one(
     demo: str | None = None,
     max_steps: float | None = None,
     signal_case: SignalCase | None = None,
+    checkout: Checkout | None = None,
 ) -> Result:
+    """Train one case; with ``checkout``, under that revision (its packages, build and config)."""
     if signal_case is None:
         brain, targets, _ = TARGETS[env]
         result = Result(env, num_envs, targets, case=case, seed=seed)
@@ -224,7 +239,10 @@ def run_one(
         brain, targets = signal_case.brain, signal_case.targets
         seed = signal_case.seed if seed is None else seed
         result = Result(signal_case.name, num_envs, targets, case=signal_case.note, seed=seed)
-    build = BUILDS / f"{env}.x86_64"
+    build = BUILDS / f"{env}.x86_64" if checkout is None else checkout.build(env)
+    shipped = CONFIG if checkout is None else checkout.root / "config" / "trainer_config.yaml"
+    if checkout is not None:
+        result.revision = checkout.revision
     with tempfile.TemporaryDirectory(prefix=f"bench-{env}-") as workdir:
         base_port = find_free_port_range(num_envs)
         command = [
@@ -232,7 +250,7 @@ def run_one(
             "-m",
             "mlagents.trainers.learn",
             str(
-                case_config(env, case, workdir, demo, max_steps)
+                case_config(env, case, workdir, demo, max_steps, shipped)
                 if signal_case is None
                 else signal_case.write_config(Path(workdir), max_steps)
             ),
@@ -248,7 +266,12 @@ def run_one(
         start = time.monotonic()
         with open(log_path, "w") as log:
             process = subprocess.Popen(
-                command, cwd=workdir, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                command,
+                cwd=workdir,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=None if checkout is None else checkout.environ(),
             )
         deadline = start + max_minutes * 60
         stopping = False
@@ -312,39 +335,51 @@ CASE_LABELS = {"ppo": "PPO", "pretraining": "PPO + pretraining"}
 def print_results(results: list[Result]) -> None:
     print()
     cases = any(r.case != "ppo" or r.seed is not None for r in results)
+    revisions = any(r.revision for r in results)
     print(
         "| Environment | --num-envs | "
+        + ("Revision | " if revisions else "")
         + ("Case | Seed | " if cases else "")
-        + "Target mean reward | Steps to target | Wall-clock s to target | Best mean reward | Stopped by |"
+        + "Target mean reward | Steps to target | Wall-clock s to target | Best mean reward | Stopped by "
+        + "| Steps/s |"
     )
-    print("|---|---|---|---|---|---|---|" + ("---|---|" if cases else ""))
+    print("|---|---|---|---|---|---|---|---|" + ("---|---|" if cases else "") + ("---|" if revisions else ""))
     for r in results:
         best = f"{r.best_mean:.3f}" if r.best_mean > float("-inf") else "-"
-        label = f"{CASE_LABELS.get(r.case, r.case)} | {'-' if r.seed is None else r.seed} | " if cases else ""
+        label = f"{r.revision or 'this tree'} | " if revisions else ""
+        label += (
+            f"{CASE_LABELS.get(r.case, r.case)} | {'-' if r.seed is None else r.seed} | " if cases else ""
+        )
+        rate = f"{r.total_steps_per_second:.0f}" if r.total_steps_per_second else "-"
         for target in r.targets:
             if target in r.reached:
                 steps, seconds = r.reached[target]
                 reached = f"{steps:.0f} | {seconds:.0f}"
             else:
                 reached = "not reached | -"
-            print(f"| {r.env} | {r.num_envs} | {label}{target:g} | {reached} | {best} | {r.stop_reason} |")
+            print(
+                f"| {r.env} | {r.num_envs} | {label}{target:g} | {reached} | {best} | {r.stop_reason} | {rate} |"
+            )
     print()
     print("Share of the training loop time (TrainerController.advance):")
     print(
-        "| Environment | --num-envs | env step | action selection | update | bootstrap values | bookkeeping | other "
+        "| Environment | --num-envs | "
+        + ("Revision | " if revisions else "")
+        + "env step | action selection | update | bootstrap values | bookkeeping | other "
         "| of which reward signals' networks (in update and bookkeeping) | steps/s (with startup) "
         "| steps/s of training |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if revisions else ""))
     for r in results:
         if not r.shares:
             continue
         s = r.shares
+        side = f"{r.revision or 'this tree'} | " if revisions else ""
         rate = "-" if r.total_steps_per_second is None else f"{r.total_steps_per_second:.1f}"
         training = "-" if r.training_steps_per_second is None else f"{r.training_steps_per_second:.1f}"
         print(
-            f"| {r.env} | {r.num_envs} | {s['env step']:.0%} | {s['action selection']:.0%} | {s['update']:.0%} "
-            f"| {s['bootstrap values']:.0%} | {s['bookkeeping']:.0%} | {s['other']:.0%} "
+            f"| {r.env} | {r.num_envs} | {side}{s['env step']:.0%} | {s['action selection']:.0%} "
+            f"| {s['update']:.0%} | {s['bootstrap values']:.0%} | {s['bookkeeping']:.0%} | {s['other']:.0%} "
             f"| {s.get('reward signals', 0.0):.0%} | {rate} | {training} |"
         )
 
@@ -511,13 +546,32 @@ def main() -> None:
     parser.add_argument(
         "--demo", default=None, help="demonstration of the pretraining case (default: the shipped one)"
     )
+    parser.add_argument(
+        "--baseline",
+        default=None,
+        metavar="REV",
+        help="also run every case under this git revision (its packages, builds and config), "
+        "interleaved with the current tree's runs",
+    )
     args = parser.parse_args()
+    if args.baseline:
+        with revision_checkout(args.baseline) as checkout:
+            run_all(args, checkout)
+    else:
+        run_all(args, None)
+
+
+def run_all(args: argparse.Namespace, checkout: Checkout | None) -> None:
+    """The runs of ``main``; with ``checkout``, each run is followed by the same one under it."""
+    sides: list[Checkout | None] = [None] if checkout is None else [None, checkout]
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
     seeds: list[int | None] = [int(s) for s in args.seeds.split(",") if s.strip()] or [None]
 
     if args.signal_cases:
         names = [n.strip() for n in args.signal_cases.split(",") if n.strip()]
         num_envs = int(args.num_envs.split(",")[0])
+        if checkout is not None:
+            print("--baseline applies to --envs runs only; the signal cases run on this tree.")
         print_results(
             run_signal_cases(
                 names, num_envs, args.max_minutes, args.verbose, seeds, args.max_steps, args.side_by_side
@@ -541,10 +595,11 @@ def main() -> None:
             for seed in seeds
             if case == "ppo" or env in PRETRAINING
         ]
-        for num_envs, case, seed in runs:
+        for (num_envs, case, seed), side in [(run, side) for run in runs for side in sides]:
             wanted = ", ".join(f"{t:g}" for t in targets)
             print(
-                f"{env} ({brain}), --num-envs={num_envs}"
+                ("" if side is None else f"[{side.revision}] ")
+                + f"{env} ({brain}), --num-envs={num_envs}"
                 + (f", {CASE_LABELS.get(case, case)}" if case != "ppo" else "")
                 + (f", --seed={seed}" if seed is not None else "")
                 + f": training to mean reward {wanted}"
@@ -553,7 +608,15 @@ def main() -> None:
                 flush=True,
             )
             result = run_one(
-                env, num_envs, args.max_minutes, args.verbose, case, seed, args.demo, args.max_steps
+                env,
+                num_envs,
+                args.max_minutes,
+                args.verbose,
+                case,
+                seed,
+                args.demo,
+                args.max_steps,
+                checkout=side,
             )
             reached = ", ".join(
                 f"{t:g} at step {s:.0f} after {sec:.0f} s" for t, (s, sec) in result.reached.items()

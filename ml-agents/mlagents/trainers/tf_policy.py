@@ -32,6 +32,7 @@ from mlagents.trainers import export
 from mlagents.trainers.agent_ids import agent_ids
 from mlagents.trainers.checkpoints import CheckpointStore, NoReadableCheckpoint
 from mlagents.trainers.exception import UnityPolicyException
+from mlagents.trainers.fast_inference import NumpyPolicyNetwork
 from mlagents.trainers.models import LearningModel
 from mlagents.trainers.settings import ConfigSource, PolicySettings, flag
 
@@ -191,6 +192,9 @@ class TFPolicy(Policy):
         # variable only when TensorFlow reads it (see increment_step and write_step_count).
         self._known_step: int | None = None
         self._unwritten_steps = 0
+        # The numpy copy of the network for decisions and value estimates (None: TensorFlow only);
+        # subclasses that can use one create it with their TensorFlow functions.
+        self._fast_network: NumpyPolicyNetwork | None = None
 
     # ------------------------------------------------------------------ decisions
 
@@ -222,6 +226,16 @@ class TFPolicy(Policy):
     def make_empty_memory(self, num_agents: int) -> np.ndarray:
         """Zero memories, float32 (num_agents, memory_size)."""
         return np.zeros((num_agents, self.m_size), dtype=np.float32)
+
+    def weights_changed(self) -> None:
+        """Note that the network's variables changed (an update, a checkpoint load, a direct
+        ``assign``): the numpy copy used for decisions re-reads them before the next one.
+
+        The policy calls it itself after its updates, loads and exports; code that assigns the
+        model's variables directly and then decides must call it.
+        """
+        if self._fast_network is not None:
+            self._fast_network.invalidate()
 
     # ------------------------------------------------------------------ properties of the brain
 
@@ -393,6 +407,7 @@ class TFPolicy(Policy):
                 f"({str(error).splitlines()[0] if str(error) else type(error).__name__})"
             ) from None
         self._restore_optional(latest)
+        self.weights_changed()
 
     def _restore_optional(self, checkpoint: str) -> None:
         """Restore each of :meth:`_optional_checkpoint_objects` that ``checkpoint`` holds."""
@@ -424,3 +439,5 @@ class TFPolicy(Policy):
         self.write_step_count()
         for path in export.export_model(self.model, self.model_path):
             LOGGER.info("Exported %s file", path)
+        # Tools that set weights by hand export them next: decisions then follow the exported file.
+        self.weights_changed()

@@ -36,6 +36,7 @@ from mlagents.trainers.agent_ids import agent_ids
 from mlagents.trainers.components.bc.module import BCModule
 from mlagents.trainers.components.reward_signals import RewardSignal
 from mlagents.trainers.components.reward_signals.reward_signal_factory import create_reward_signal
+from mlagents.trainers.fast_inference import NumpyPolicyNetwork, unsupported_reason
 from mlagents.trainers.models import EncoderType
 from mlagents.trainers.ppo.models import PPOModel
 from mlagents.trainers.settings import ConfigSource, PPOSettings
@@ -44,6 +45,17 @@ from mlagents.trainers.tf_policy import FixedSignatureFunction, TFPolicy
 LOGGER = logging.getLogger("mlagents.trainers")
 
 __all__ = ["PPOPolicy"]
+
+
+class _PretrainingModule(BCModule):
+    """The pretraining module of a PPO policy: its updates change the policy's weights, so after each
+    the policy's numpy copy is refreshed."""
+
+    def update(self) -> dict[str, float]:
+        try:
+            return super().update()
+        finally:
+            self.policy.weights_changed()
 
 
 class PPOPolicy(TFPolicy):
@@ -101,7 +113,7 @@ class PPOPolicy(TFPolicy):
         # Pretraining (behavioural cloning from demonstrations) after every PPO update.
         self.bc_module: BCModule | None = None
         if settings.pretraining is not None:
-            self.bc_module = BCModule(
+            self.bc_module = _PretrainingModule(
                 self,
                 settings.pretraining,
                 policy_learning_rate=settings.learning_rate,
@@ -160,7 +172,7 @@ class PPOPolicy(TFPolicy):
         def values(inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
             return model.forward(inputs, 1)["values"]
 
-        self._value_fn = FixedSignatureFunction(values, [observation_spec])
+        self._tf_value_fn = FixedSignatureFunction(values, [observation_spec])
 
         if model.normalizer is not None:
             normalizer = model.normalizer
@@ -197,6 +209,30 @@ class PPOPolicy(TFPolicy):
             return losses
 
         self._update_fn = FixedSignatureFunction(update_step, [update_spec])
+        reason = unsupported_reason(model)
+        if reason is None:
+            self._fast_network = NumpyPolicyNetwork(model)
+            LOGGER.debug("Brain %s decides in numpy (PPOPolicy.numpy_inference).", self.brain.brain_name)
+        else:
+            LOGGER.debug(
+                "Brain %s decides in TensorFlow (PPOPolicy.tensorflow_inference): its network has %s.",
+                self.brain.brain_name,
+                reason,
+            )
+        self.set_fast_inference(self._fast_network is not None)
+
+    def set_fast_inference(self, enabled: bool) -> None:
+        """Decide and estimate values with the numpy copy of the network (``True``, when the network
+        allows it) or with TensorFlow (``False``). Both give the same outputs; numpy is the default
+        for vector-only feed-forward networks, where it is several times faster."""
+        self._use_numpy = bool(enabled) and self._fast_network is not None
+        # The value function of get_batched_value_estimates: feed -> name -> (n,) values.
+        self._value_fn = self.numpy_values if self._use_numpy else self.tensorflow_values
+
+    @property
+    def inference_path(self) -> str:
+        """``"numpy"`` or ``"tensorflow"``: how decisions and value estimates are computed."""
+        return "numpy" if self._use_numpy else "tensorflow"
 
     def _inference_outputs(self, out: dict[str, Any]) -> dict[str, Any]:
         result = {
@@ -216,7 +252,7 @@ class PPOPolicy(TFPolicy):
 
     def tracing_counts(self) -> dict[str, int]:
         """How often each tf.function was traced (1 each after warm-up: no retracing per batch size)."""
-        functions = {"inference": self._inference_fn, "value": self._value_fn, "update": self._update_fn}
+        functions = {"inference": self._inference_fn, "value": self._tf_value_fn, "update": self._update_fn}
         return {name: fn.tracing_count() for name, fn in functions.items()}
 
     # ------------------------------------------------------------------ decisions
@@ -229,31 +265,66 @@ class PPOPolicy(TFPolicy):
         """
         feed = self.observation_feed(brain_info)
         n = len(agent_ids(brain_info))
+        epsilon = None
         if self.use_continuous_act:
             epsilon = self.rng.standard_normal((n, self.model.act_size[0])).astype(np.float32)
-            out = self._inference_fn(feed, epsilon)
+        if self._use_numpy:
+            out = self.numpy_inference(feed, epsilon)
         else:
-            out = self._inference_fn(feed)
+            out = self.tensorflow_inference(feed, epsilon)
         run_out: dict[str, Any] = {
-            "log_probs": out["log_probs"].numpy(),
-            "value_heads": {name: value.numpy() for name, value in out["value_heads"].items()},
-            "value": out["value"].numpy(),
-            "entropy": out["entropy"].numpy(),
+            "log_probs": out["log_probs"],
+            "value_heads": out["value_heads"],
+            "value": out["value"],
+            "entropy": out["entropy"],
             # Computed in Python: reading global_step in the graph would need the step count
             # written into it before every decision (a TensorFlow op per step).
             "learning_rate": self.model.learning_rate_value(self.step_count()),
         }
         if self.use_continuous_act:
-            run_out["action"] = out["action"].numpy()
-            run_out["pre_action"] = out["pre_action"].numpy()
+            run_out["action"] = out["action"]
+            run_out["pre_action"] = out["pre_action"]
             run_out["random_normal_epsilon"] = epsilon
         else:
-            run_out["action"] = self.sample_discrete_actions(
-                out["masked_log_probs"].numpy(), feed["action_masks"]
-            )
+            run_out["action"] = self.sample_discrete_actions(out["masked_log_probs"], feed["action_masks"])
         if self.use_recurrent:
-            run_out["memory_out"] = out["memory_out"].numpy()
+            run_out["memory_out"] = out["memory_out"]
         return run_out
+
+    @timed
+    def numpy_inference(self, feed: dict[str, np.ndarray], epsilon: np.ndarray | None) -> dict[str, Any]:
+        """The network's decision outputs computed in numpy (see :meth:`evaluate`); while training,
+        the normalizer then folds the observations in, like the TensorFlow inference."""
+        network = self._fast_network
+        assert network is not None
+        vector = feed["vector_observation"]
+        out = network.inference(vector, feed.get("action_masks"), epsilon)
+        if self.is_training:
+            network.update_normalizer(vector)
+        return out
+
+    @timed
+    def tensorflow_inference(self, feed: dict[str, np.ndarray], epsilon: np.ndarray | None) -> dict[str, Any]:
+        """The network's decision outputs from the TensorFlow graph, as numpy arrays."""
+        out = self._inference_fn(feed) if epsilon is None else self._inference_fn(feed, epsilon)
+        if self.is_training and self.model.normalizer is not None:
+            self.weights_changed()  # the graph updated the normalizer
+        return {
+            key: {name: v.numpy() for name, v in value.items()} if isinstance(value, dict) else value.numpy()
+            for key, value in out.items()
+        }
+
+    @timed
+    def numpy_values(self, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Value estimate (n,) of each reward signal, computed in numpy."""
+        network = self._fast_network
+        assert network is not None
+        return network.values(feed["vector_observation"])
+
+    @timed
+    def tensorflow_values(self, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Value estimate (n,) of each reward signal from the TensorFlow graph."""
+        return {name: value.numpy() for name, value in self._tf_value_fn(feed).items()}
 
     def sample_discrete_actions(self, log_probs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """One action per branch drawn from the masked log-probabilities (Gumbel-max).
@@ -280,8 +351,13 @@ class PPOPolicy(TFPolicy):
 
     def update_normalization(self, vector_obs: np.ndarray) -> None:
         """Fold the batch mean of ``vector_obs`` (n, vec_size) into the running statistics."""
-        if self.model.normalizer is not None and len(vector_obs) > 0:
+        if self.model.normalizer is None or len(vector_obs) == 0:
+            return
+        if self._use_numpy and self._fast_network is not None:
+            self._fast_network.update_normalizer(np.asarray(vector_obs, dtype=np.float32))
+        else:
             self._normalize_fn(vector_obs)
+            self.weights_changed()
 
     def get_value_estimates(self, brain_info: BrainInfo, idx: int, done: bool) -> dict[str, float]:
         """Value estimate of each head for agent ``idx`` of ``brain_info`` (no normalizer update).
@@ -321,7 +397,7 @@ class PPOPolicy(TFPolicy):
             if len(feeds) == 1
             else {key: np.concatenate([f[key] for f in feeds]) for key in feeds[0]}
         )
-        values = {name: value.numpy() for name, value in self._value_fn(feed).items()}
+        values = {name: np.asarray(value) for name, value in self._value_fn(feed).items()}
         # Rows were grouped by BrainInfo; put them back in the caller's order.
         position: dict[tuple[int, int], int] = {}
         cursor = 0
@@ -352,6 +428,7 @@ class PPOPolicy(TFPolicy):
         batch = self.update_feed(mini_batch)
         self.write_step_count()  # the schedules read global_step
         losses = self._update_fn(batch)
+        self.weights_changed()
         stats = {
             "value_loss": float(losses["value_loss"].numpy()),
             "policy_loss": abs(float(losses["policy_loss"].numpy())),

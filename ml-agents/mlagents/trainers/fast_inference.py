@@ -1,0 +1,311 @@
+"""Decisions and value estimates of a small policy network in numpy: :class:`NumpyPolicyNetwork`.
+
+The policy networks of most example brains are a few dense layers over a short vector observation.
+Running them through TensorFlow costs tens of microseconds per op and per call, many times the
+arithmetic; once per environment step that is a large part of a training loop. This module repeats the
+inference part of :class:`~mlagents.trainers.models.LearningModel` with numpy over a copy of the
+model's current weights, giving the same outputs as the TensorFlow graph (up to float32 rounding):
+
+* normalization ``clip((x - mean) / sqrt(variance / (steps + 1)), -5, 5)`` and the running update of
+  the statistics with the batch mean (the copy is written back into the model's variables, so
+  checkpoints, exports and every TensorFlow function see the same statistics);
+* the swish dense encoders of each observation stream;
+* discrete control: the concatenated branch logits, the masked renormalized log-probabilities
+  ``log(p / sum(p) + 1e-7)`` with ``p = (softmax + 1e-7) * mask`` and the summed branch entropies;
+* continuous control: ``mu``, ``action_pre = mu + sqrt(exp(log_sigma_squared)) * epsilon``, the action
+  ``clip(action_pre, -3, 3) / 3``, per-dimension log-densities and the entropy;
+* one value per reward signal and their mean.
+
+Visual observations and recurrent networks are not covered (:func:`unsupported_reason`): the policy
+uses TensorFlow for them. The copy of the weights must be refreshed (:meth:`NumpyPolicyNetwork.sync`)
+whenever the model's variables change outside this class: the policy does it lazily after updates,
+checkpoint loads and exports.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import math
+import sys
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+from mlagents.trainers.models import LearningModel
+
+__all__ = ["NumpyPolicyNetwork", "unsupported_reason"]
+
+LOGGER = logging.getLogger("mlagents.trainers")
+
+_HALF_LOG_2PI = np.float32(0.5 * math.log(2.0 * math.pi))
+_LOG_2PI_E = np.float32(math.log(2.0 * math.pi * math.e))
+_EPSILON = np.float32(1.0e-7)
+
+
+def _single_threaded_blas() -> bool:
+    """Make numpy's matrix products single-threaded in this process; True when that was done.
+
+    numpy's OpenBLAS splits a product over all cores once it exceeds about 260,000 multiply-adds
+    (48 agents through a 128-unit layer). Next to the environments' processes those threads wait for
+    each other, and on a busy machine one small product then takes milliseconds instead of tens of
+    microseconds. The forward passes here are far below the size where threads pay off, and the
+    trainer's other numpy work is not matrix products, so the count is set to 1 for the process
+    through OpenBLAS's own function (found among the loaded libraries; Linux only, elsewhere
+    nothing changes).
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "openblas" in line.lower() and "/" in line}
+    except OSError:
+        return False
+    setters = ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_", "openblas_set_num_threads")
+    for path in sorted(paths):
+        try:
+            library = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name in setters:
+            if hasattr(library, name):
+                setter = getattr(library, name)
+                setter.argtypes, setter.restype = [ctypes.c_int], None
+                setter(1)
+                return True
+    return False
+
+
+_blas_configured = False
+
+
+def _configure_blas() -> None:
+    global _blas_configured
+    if not _blas_configured:
+        _blas_configured = True
+        if _single_threaded_blas():
+            LOGGER.debug("numpy's OpenBLAS runs single-threaded (small products of the policy networks).")
+
+
+def unsupported_reason(model: LearningModel) -> str | None:
+    """Why ``model`` cannot run in numpy (None: it can)."""
+    if model.vis_obs_shapes:
+        return "visual observations (convolutions are faster in TensorFlow)"
+    if model.use_recurrent:
+        return "a recurrent network (LSTM)"
+    if model.vec_obs_size == 0:
+        return "no vector observation"
+    return None
+
+
+def _swish(x: np.ndarray) -> np.ndarray:
+    # x * sigmoid(x) with sigmoid(x) = (1 + tanh(x / 2)) / 2: no overflow for large |x|.
+    return x * (np.float32(0.5) + np.float32(0.5) * np.tanh(np.float32(0.5) * x))
+
+
+def _read(variable: tf.Variable) -> np.ndarray:
+    return np.array(variable.numpy(), dtype=np.float32)
+
+
+class _Stream:
+    """The dense layers of one observation stream: (kernel, bias) pairs, swish after each."""
+
+    def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
+        self.layers = layers
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        for kernel, bias in self.layers:
+            x = _swish(x @ kernel + bias)
+        return x
+
+
+class NumpyPolicyNetwork:
+    """The inference of a feed-forward, vector-only :class:`LearningModel` in numpy.
+
+    :param model: the network (:func:`unsupported_reason` must be None for it).
+    :raises ValueError: the model has visual observations, an LSTM or no vector observation.
+    :ivar synced: False until :meth:`sync` ran (and after :meth:`invalidate`).
+    """
+
+    def __init__(self, model: LearningModel) -> None:
+        reason = unsupported_reason(model)
+        if reason is not None:
+            raise ValueError(f"The numpy forward pass does not support {reason}: use the TensorFlow path.")
+        self.model = model
+        self.is_continuous = model.is_continuous
+        self.act_size = list(model.act_size)
+        self.stream_names = list(model.stream_names)
+        self.synced = False
+        _configure_blas()
+        self._streams: list[_Stream] = []
+        self._policy_kernel = np.zeros((0, 0), np.float32)
+        self._policy_bias: np.ndarray | None = None
+        self._value_kernel = np.zeros((0, 0), np.float32)
+        self._value_bias = np.zeros(0, np.float32)
+        self._log_sigma_squared = np.zeros(0, np.float32)
+        self._sigma = np.zeros(0, np.float32)
+        self._sigma_squared = np.zeros(0, np.float32)
+        self._entropy = np.float32(0.0)
+        self._mean: np.ndarray | None = None
+        self._variance = np.zeros(0, np.float32)
+        self._steps = 0
+        self._std = np.zeros(0, np.float32)
+        # Branch boundaries of the discrete heads.
+        bounds = np.cumsum([0] + self.act_size)
+        self._branches = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+
+    # ------------------------------------------------------------------ weights
+
+    def invalidate(self) -> None:
+        """Mark the copy outdated: the next decision re-reads the model's variables first."""
+        self.synced = False
+
+    def sync(self) -> None:
+        """Copy the model's current weights and normalizer statistics."""
+        model = self.model
+        self._streams = []
+        for encoder in model.vector_encoders:
+            assert encoder is not None  # unsupported_reason: vector-only networks
+            self._streams.append(
+                _Stream([(_read(layer.kernel), _read(layer.bias)) for layer in encoder.layers])
+            )
+        if self.is_continuous:
+            self._policy_kernel = _read(model.mu.kernel)
+            self._policy_bias = _read(model.mu.bias)
+            log_sigma_squared = _read(model.log_sigma_squared)
+            self._log_sigma_squared = log_sigma_squared
+            self._sigma_squared = np.exp(log_sigma_squared)
+            self._sigma = np.sqrt(self._sigma_squared)
+            self._entropy = np.float32(0.5) * np.mean(_LOG_2PI_E + log_sigma_squared, dtype=np.float32)
+        else:
+            # The branches' bias-free layers side by side: one matmul gives the concatenated logits.
+            self._policy_kernel = np.concatenate(
+                [_read(branch.kernel) for branch in model.policy_branches], axis=1
+            )
+            self._policy_bias = None
+        heads = [model.value_heads[name] for name in self.stream_names]
+        self._value_kernel = np.concatenate([_read(head.kernel) for head in heads], axis=1)
+        self._value_bias = np.concatenate([_read(head.bias) for head in heads if head.bias is not None])
+        normalizer = model.normalizer
+        if normalizer is None:
+            self._mean = None
+        else:
+            self._mean = _read(normalizer.running_mean)
+            self._variance = _read(normalizer.running_variance)
+            self._steps = int(normalizer.normalization_steps.numpy())
+            self._refresh_std()
+        self.synced = True
+
+    def _refresh_std(self) -> None:
+        self._std = np.sqrt(self._variance / (np.float32(self._steps) + np.float32(1.0)))
+
+    # ------------------------------------------------------------------ normalizer
+
+    def normalized(self, vector: np.ndarray) -> np.ndarray:
+        """The vector observations as the network sees them (normalized when the model normalizes)."""
+        if self._mean is None:
+            return vector
+        return np.clip((vector - self._mean) / self._std, np.float32(-5.0), np.float32(5.0))
+
+    def update_normalizer(self, vector: np.ndarray) -> None:
+        """Fold the batch mean of ``vector`` (n, size) into the running statistics, here and in the
+        model's variables (the update of :class:`~mlagents.trainers.layers.Normalizer`)."""
+        normalizer = self.model.normalizer
+        if self._mean is None or normalizer is None or len(vector) == 0:
+            return
+        batch_mean = np.mean(vector, axis=0, dtype=np.float32)
+        steps = np.float32(self._steps) + np.float32(1.0)
+        mean = self._mean
+        new_mean = mean + (batch_mean - mean) / steps
+        self._variance = self._variance + (batch_mean - new_mean) * (batch_mean - mean)
+        self._mean = new_mean
+        self._steps += 1
+        self._refresh_std()
+        # Written back at once: checkpoints, exports, the update step and the reward signals (GAIL
+        # normalizes with these statistics) read the variables.
+        normalizer.running_mean.assign(new_mean, read_value=False)
+        normalizer.running_variance.assign(self._variance, read_value=False)
+        normalizer.normalization_steps.assign(self._steps, read_value=False)
+
+    # ------------------------------------------------------------------ forward pass
+
+    def _values(self, hidden: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        heads = hidden @ self._value_kernel + self._value_bias
+        values = {name: np.ascontiguousarray(heads[:, k]) for k, name in enumerate(self.stream_names)}
+        value = np.asarray(np.sum(heads, axis=1, dtype=np.float32) / np.float32(len(self.stream_names)))
+        return values, value
+
+    def values(self, vector: np.ndarray) -> dict[str, np.ndarray]:
+        """Value estimate (n,) of each reward signal (no normalizer update)."""
+        if not self.synced:
+            self.sync()
+        x = self.normalized(np.asarray(vector, dtype=np.float32))
+        # Continuous control: the value stream is the second one.
+        return self._values(self._streams[-1](x))[0]
+
+    def inference(
+        self, vector: np.ndarray, action_masks: np.ndarray | None = None, epsilon: np.ndarray | None = None
+    ) -> dict[str, Any]:
+        """The decision outputs of the TensorFlow inference for n agents.
+
+        :param vector: (n, vec_size) float32 observations (not normalized).
+        :param action_masks: discrete control: (n, sum(branches)), 1 allowed / 0 masked.
+        :param epsilon: continuous control: (n, d) standard normal noise.
+        :returns: ``log_probs``, ``value_heads``, ``value``, ``entropy`` and, for discrete control,
+            ``masked_log_probs``, for continuous control ``action`` and ``pre_action``.
+        """
+        if not self.synced:
+            self.sync()
+        x = self.normalized(np.asarray(vector, dtype=np.float32))
+        return self._inference(x, action_masks, epsilon)
+
+    def _inference(
+        self, x: np.ndarray, action_masks: np.ndarray | None, epsilon: np.ndarray | None
+    ) -> dict[str, Any]:
+        if self.is_continuous:
+            assert epsilon is not None and self._policy_bias is not None
+            hidden_policy = self._streams[0](x)
+            hidden_value = self._streams[1](x)
+            mu = hidden_policy @ self._policy_kernel + self._policy_bias
+            action_pre = mu + self._sigma * epsilon
+            log_probs = (
+                np.float32(-0.5) * np.square(action_pre - mu) / self._sigma_squared
+                - _HALF_LOG_2PI
+                - np.float32(0.5) * self._log_sigma_squared
+            )
+            values, value = self._values(hidden_value)
+            return {
+                "log_probs": log_probs,
+                "value_heads": values,
+                "value": value,
+                "entropy": np.full(len(x), self._entropy, dtype=np.float32),
+                "action": np.clip(action_pre, np.float32(-3.0), np.float32(3.0)) / np.float32(3.0),
+                "pre_action": action_pre,
+            }
+        assert action_masks is not None
+        hidden = self._streams[0](x)
+        logits = hidden @ self._policy_kernel
+        masks = np.asarray(action_masks, dtype=np.float32)
+        masked = np.empty_like(logits)
+        entropy = np.zeros(len(x), dtype=np.float32)
+        for start, end in self._branches:
+            branch = logits[:, start:end]
+            shifted = branch - np.max(branch, axis=1, keepdims=True)
+            exp = np.exp(shifted)
+            total = np.sum(exp, axis=1, keepdims=True)
+            probs = exp / total
+            log_softmax = shifted - np.log(total)
+            entropy -= np.sum(probs * log_softmax, axis=1)
+            kept = (probs + _EPSILON) * masks[:, start:end]
+            # A branch whose actions are all masked gives NaN, as in the TensorFlow graph (quietly).
+            with np.errstate(invalid="ignore"):
+                masked[:, start:end] = np.log(kept / np.sum(kept, axis=1, keepdims=True) + _EPSILON)
+        values, value = self._values(hidden)
+        return {
+            "log_probs": logits,
+            "value_heads": values,
+            "value": value,
+            "entropy": entropy,
+            "masked_log_probs": masked,
+        }
