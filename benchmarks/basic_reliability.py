@@ -5,9 +5,12 @@ For every seed, runs the real command
     mlagents-learn <config> --env example-envs/builds/Basic.x86_64 --train --num-envs 2
                    --no-graphics --run-id reliability --seed <seed> --base-port <free>
 
-where ``<config>`` is the shipped ``config/trainer_config.yaml`` with only the BasicLearning section's
-``max_steps`` set to the run length (20,000 steps by default; the learning rate, clip range and
-entropy coefficient therefore decay over the run, as with any ``max_steps``). It reads the console
+where ``<config>`` is the shipped ``config/trainer_config.yaml``. The run is stopped (SIGTERM, which
+``mlagents-learn`` handles like Ctrl-C) at the first console summary at or after the run length
+(20,000 steps by default), so the learning rate, clip range and entropy coefficient follow the
+shipped ``max_steps`` of 5e5 and have hardly decayed. With ``--decay-over-run`` BasicLearning's
+``max_steps`` is set to the run length instead, so they decay to their floors over the run (the
+final rewards are then markedly lower: learning nearly stops towards the end). It reads the console
 summaries (``Step: ... Mean Reward: ...``, every ``summary_freq`` steps) and reports, per seed, the
 last mean reward, then the mean and the lowest over the seeds.
 
@@ -20,6 +23,7 @@ Usage::
     python benchmarks/basic_reliability.py                          # seeds 0-9, this tree
     python benchmarks/basic_reliability.py --seeds 0-7 --baseline 2cf69b1
     python benchmarks/basic_reliability.py --seeds 3,5 --steps 30000 --jobs 2
+    python benchmarks/basic_reliability.py --decay-over-run
 
 Prints figures only; it asserts nothing.
 """
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -87,25 +92,30 @@ def parse_seeds(text: str) -> list[int]:
     return seeds
 
 
-def write_config(root: Path, folder: Path, steps: int) -> Path:
-    """The shipped trainer config of ``root`` with BasicLearning's ``max_steps`` set to ``steps``."""
+def write_config(root: Path, folder: Path, max_steps: int | None) -> Path:
+    """The shipped trainer config of ``root``; with ``max_steps``, BasicLearning's is set to it."""
     config = yaml.safe_load((root / "config" / "trainer_config.yaml").read_text())
-    config[BRAIN] = dict(config.get(BRAIN) or {})
-    config[BRAIN]["max_steps"] = steps
+    if max_steps is not None:
+        config[BRAIN] = dict(config.get(BRAIN) or {})
+        config[BRAIN]["max_steps"] = max_steps
     path = folder / "trainer_config.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path
 
 
-def run_seed(side: Side, seed: int, steps: int, verbose: bool) -> None:
-    """Train one seed to ``steps`` steps on ``side`` and record its summaries."""
+def run_seed(side: Side, seed: int, steps: int, decay_over_run: bool, verbose: bool) -> None:
+    """Train one seed for ``steps`` steps on ``side`` and record its summaries.
+
+    With the shipped ``max_steps`` the run is stopped (SIGTERM, handled like Ctrl-C) at the first
+    summary at or after ``steps``; with ``decay_over_run`` the config's ``max_steps`` ends it.
+    """
     with tempfile.TemporaryDirectory(prefix="basic-reliability-") as folder:
         workdir = Path(folder)
         command = [
             sys.executable,
             "-m",
             "mlagents.trainers.learn",
-            str(write_config(side.root, workdir, steps)),
+            str(write_config(side.root, workdir, steps if decay_over_run else None)),
             "--env",
             str(side.root / "example-envs" / "builds" / "Basic.x86_64"),
             "--train",
@@ -116,27 +126,34 @@ def run_seed(side: Side, seed: int, steps: int, verbose: bool) -> None:
             f"--base-port={find_free_port_range(NUM_ENVS)}",
         ]
         start = time.monotonic()
-        completed = subprocess.run(
+        output: list[str] = []
+        curve: list[tuple[float, float]] = []
+        process = subprocess.Popen(
             command,
             cwd=workdir,
             env=side.environ,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
+            start_new_session=True,
         )
+        assert process.stdout is not None
+        stopping = False
+        for line in process.stdout:
+            output.append(line.rstrip("\n"))
+            if verbose:
+                print(f"   {side.label} {seed} |", output[-1])
+            match = CONSOLE_LINE.search(line)
+            if match and match["brain"] == BRAIN and not stopping:
+                curve.append((float(match["step"]), float(match["mean"])))
+                if curve[-1][0] >= steps:
+                    process.send_signal(signal.SIGTERM)
+                    stopping = True
+        returncode = process.wait()
         side.seconds[seed] = time.monotonic() - start
-    curve = []
-    for line in completed.stdout.splitlines():
-        if verbose:
-            print(f"   {side.label} {seed} |", line)
-        match = CONSOLE_LINE.search(line)
-        if match and match["brain"] == BRAIN:
-            curve.append((float(match["step"]), float(match["mean"])))
-    if completed.returncode != 0 or not curve:
-        tail = "\n".join(completed.stdout.splitlines()[-15:])
-        raise SystemExit(
-            f"{side.label}, seed {seed}: mlagents-learn failed (exit {completed.returncode}):\n{tail}"
-        )
+    if (returncode != 0 and not stopping) or not curve:
+        tail = "\n".join(output[-15:])
+        raise SystemExit(f"{side.label}, seed {seed}: mlagents-learn failed (exit {returncode}):\n{tail}")
     side.curves[seed] = curve
     side.finals[seed] = curve[-1][1]
     print(
@@ -158,6 +175,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", default="0-9", help="seeds, e.g. 0-9 or 1,4,7 (default 0-9)")
     parser.add_argument("--steps", type=int, default=20000, help="steps per run (default 20000)")
+    parser.add_argument(
+        "--decay-over-run",
+        action="store_true",
+        help="set max_steps to --steps, so that the schedules decay over the run (default: the "
+        "shipped max_steps 5e5; the run is stopped at --steps)",
+    )
     parser.add_argument("--baseline", metavar="REV", help="also run revision REV (e.g. 2cf69b1)")
     parser.add_argument("--jobs", type=int, default=1, help="runs at a time (default 1)")
     parser.add_argument("--verbose", action="store_true", help="echo the output of mlagents-learn")
@@ -171,7 +194,8 @@ def main() -> None:
         tasks = [(side, seed) for seed in seeds for side in sides]
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             for future in [
-                pool.submit(run_seed, side, seed, args.steps, args.verbose) for side, seed in tasks
+                pool.submit(run_seed, side, seed, args.steps, args.decay_over_run, args.verbose)
+                for side, seed in tasks
             ]:
                 future.result()
         print()
