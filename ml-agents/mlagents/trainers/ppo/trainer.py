@@ -140,9 +140,9 @@ class PPOTrainer(RLTrainer):
         self.num_epoch = self.settings.num_epoch
         self.lambd = self.settings.lambd
         # The mini-batch order gets a random stream of its own. The policy samples its actions from a
-        # generator seeded with the same seed; sharing that stream would make the shuffles replay the
-        # random numbers that chose the buffered actions (the two draw at nearly the same rate), so the
-        # mini-batches would group rows by the actions taken in them.
+        # generator seeded with the same seed; sharing that stream would make each shuffle replay
+        # the random numbers that chose the buffered actions (the two draw at nearly the same rate),
+        # a coupling the original does not have.
         self.shuffle_rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(1,)))
 
     # ------------------------------------------------------------------ collection hooks
