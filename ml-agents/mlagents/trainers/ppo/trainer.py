@@ -139,7 +139,11 @@ class PPOTrainer(RLTrainer):
         self.buffer_size = self.settings.buffer_size
         self.num_epoch = self.settings.num_epoch
         self.lambd = self.settings.lambd
-        self.shuffle_rng = np.random.default_rng(self.seed)
+        # The mini-batch order gets a random stream of its own. The policy samples its actions from a
+        # generator seeded with the same seed; sharing that stream would make each shuffle replay
+        # the random numbers that chose the buffered actions (the two draw at nearly the same rate),
+        # a coupling the original does not have.
+        self.shuffle_rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(1,)))
 
     # ------------------------------------------------------------------ collection hooks
 
