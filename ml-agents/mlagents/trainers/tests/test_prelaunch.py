@@ -179,17 +179,23 @@ def test_a_missing_demonstration_of_a_brain_the_build_lacks_does_not_stop_the_ru
 def test_the_shipped_gail_config_is_checked_for_the_brains_of_the_build(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """config/gail_config.yaml before launch: Pyramids' pretraining and gail demonstrations fit its
-    brain; Basic trains with the default section; CrawlerStatic's demonstration is not shipped."""
+    """config/gail_config.yaml before launch: Pyramids' pretraining and gail demonstrations and
+    CrawlerStatic's gail demonstration fit their brains; Basic trains with the default section; the
+    same config with CrawlerStatic's demonstration renamed stops before that build starts."""
     monkeypatch.delenv("MLAGENTS_BUILD_ARGS", raising=False)
     if not (DEMOS / "ExpertPyramid.demo").exists():
         pytest.skip("the shipped demonstrations are missing")
     monkeypatch.chdir(REPO)
-    config = TrainerConfig.from_dict(yaml.safe_load((REPO / "config" / "gail_config.yaml").read_text()))
+    raw = yaml.safe_load((REPO / "config" / "gail_config.yaml").read_text())
+    config = TrainerConfig.from_dict(raw)
     assert check_before_launch(config, str(BUILDS / "Pyramids.x86_64")) is True
     assert check_before_launch(config, str(BASIC)) is True
+    assert check_before_launch(config, str(BUILDS / "CrawlerStatic.x86_64")) is True
     assert check_before_launch(config, None) is False
+    gail = raw["CrawlerStaticLearning"]["reward_signals"]["gail"]
+    assert gail["demo_path"] == "demos/ExpertCrawlerSta.demo"
+    gail["demo_path"] = "demos/ExpertCrawlerStatic.demo"
     with pytest.raises(
-        MissingDemonstrationError, match="demos/ExpertCrawlerSta.demo of the gail reward signal"
+        MissingDemonstrationError, match="demos/ExpertCrawlerStatic.demo of the gail reward signal"
     ):
-        check_before_launch(config, str(BUILDS / "CrawlerStatic.x86_64"))
+        check_before_launch(TrainerConfig.from_dict(raw), str(BUILDS / "CrawlerStatic.x86_64"))
