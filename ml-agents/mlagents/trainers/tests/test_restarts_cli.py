@@ -122,7 +122,8 @@ def test_training_goes_on_after_a_killed_and_a_hung_build(tmp_path, free_port_ra
         "--restarts-rate-limit-n=-1",
     )
     try:
-        run.wait_for(r"Step: 400\.", timeout=240)
+        # The first summary: with four workers the step count crosses 400 by up to 3 steps at once.
+        run.wait_for(r"Step: 40[0-3]\.", timeout=240)
         # Worker 1's build is killed outright.
         builds = leftovers([port + 1])
         assert builds
@@ -142,7 +143,7 @@ def test_training_goes_on_after_a_killed_and_a_hung_build(tmp_path, free_port_ra
     assert restarts.get((1, "UnityCommunicationException")) == "3DBall-worker1.log", output[-4000:]
     assert restarts.get((2, "UnityTimeOutException")) == "3DBall-worker2.log", output[-4000:]
     # Training went on to max_steps: the last summary and the final save.
-    assert re.search(r"Step: 2400(\.0)?\. ", output)
+    assert re.search(r"Step: 2400(\.0)?\. ", output), output[-4000:]
     model_dir = tmp_path / "models" / "faults-0"
     assert (model_dir / "3DBallLearning.nn").is_file()
     assert max(restarts_in_tensorboard(tmp_path / "summaries" / "faults_3DBallLearning")) == len(lines)
