@@ -90,7 +90,11 @@ def test_trains_with_the_shipped_section(crawler_run: tuple[Path, str]) -> None:
     for setting in ("batch_size:\t2024", "buffer_size:\t20240", "time_horizon:\t1000", "hidden_units:\t512"):
         assert setting in output
     lines = [m.groupdict() for m in CONSOLE_LINE.finditer(output)]
-    assert [float(line["step"]) for line in lines] == [3000.0, 6000.0]
+    # The trainer's step runs ahead of the controller's by up to one step per other worker (both
+    # workers' steps count before the controller counts them one by one); the last line is capped
+    # at max_steps.
+    steps = [float(line["step"]) for line in lines]
+    assert len(steps) == 2 and 3000.0 <= steps[0] <= 3001.0 and steps[1] == 6000.0, steps
     for line in lines:
         # An episode's reward is about 2.25 x the distance walked toward the target, + 0.05 per
         # decision facing it, -1 for a fall: an untrained policy averages near 0 (per summary
