@@ -72,7 +72,9 @@ class BCTrainer(Trainer):
         self.episode_steps: dict[Any, int] = defaultdict(int)
         self.demonstration_buffer = Buffer()
         self.evaluation_buffer = Buffer()
-        self.shuffle_rng = np.random.default_rng(self.seed)
+        # Its own random stream: the policy samples actions from a generator of the same seed, and
+        # sharing it would tie the shuffles to the sampled actions.
+        self.shuffle_rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(2,)))
 
     # ------------------------------------------------------------------ the student's episodes
 

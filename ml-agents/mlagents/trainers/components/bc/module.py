@@ -76,7 +76,8 @@ class BCModule:
         }
         self.n_sequences = max(min(self.batch_size, demo_length) // sequence_length, 1)
         self.model = BCModel(policy.model, float(policy_learning_rate) * settings.strength, settings.steps)
-        self.rng = np.random.default_rng(seed)
+        # A stream of its own: the policy samples its actions from a generator of the same seed.
+        self.rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(3,)))
         self.current_lr = self.model.learning_rate_value(policy.step_count())
         self._build_function()
 
