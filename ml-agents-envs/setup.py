@@ -15,6 +15,7 @@ setup(
         "grpcio>=1.85.1",
         "Pillow>=9",
         "cloudpickle>=2",
+        "threadpoolctl>=3.1",
     ],
     extras_require={
         # grpcio-tools regenerates communicator_objects; pinned so the output matches the committed files.

@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from mlagents.envs.blas_threads import use_single_blas_thread
+
 from .nn_file import LOAD_LAYER, ModelFormatError, NNLayer, NNModel
 
 __all__ = ["Engine", "UnsupportedLayerError"]
@@ -199,6 +201,8 @@ class Engine:
     """
 
     def __init__(self, model: NNModel) -> None:
+        # Small products: BLAS threads only wait for each other next to the environment's processes.
+        use_single_blas_thread()
         self.model = model
         self.constants: dict[str, Array] = {}
         for layer in model.layers:
