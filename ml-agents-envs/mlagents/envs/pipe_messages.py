@@ -49,14 +49,6 @@ _FIELDS = tuple(vars(BrainInfo([], np.zeros((0, 0)), [])))
 _FIELD_SET = frozenset(_FIELDS)
 
 
-def _is_plain_array(value: Any) -> bool:
-    return type(value) is np.ndarray and not value.dtype.hasobject
-
-
-def _is_custom_observations(value: Any) -> bool:
-    return type(value) is list and bool(value) and all(type(item) is CustomObservation for item in value)
-
-
 def _encode_values(values: Sequence[Any]) -> tuple[Any, ...]:
     """``(values with arrays and CustomObservation lists set to None, their (index, dtype, shape,
     bytes), their (index, serialized messages))``."""
@@ -64,10 +56,17 @@ def _encode_values(values: Sequence[Any]) -> tuple[Any, ...]:
     arrays: list[tuple[int, str, tuple[int, ...], bytes]] = []
     customs: list[tuple[int, list[bytes]]] = []
     for index, value in enumerate(values):
-        if _is_plain_array(value):
-            arrays.append((index, value.dtype.str, value.shape, value.tobytes()))
-            plain[index] = None
-        elif _is_custom_observations(value):
+        kind = type(value)
+        if kind is np.ndarray:
+            if not value.dtype.hasobject:
+                arrays.append((index, value.dtype.str, value.shape, value.tobytes()))
+                plain[index] = None
+        elif (
+            kind is list
+            and value
+            and type(value[0]) is CustomObservation  # cheap test first: most lists are not
+            and all(type(item) is CustomObservation for item in value)
+        ):
             customs.append((index, [item.SerializeToString() for item in value]))
             plain[index] = None
     return plain, arrays, customs
