@@ -11,7 +11,8 @@ Prints two tables (no asserts):
 2. ``SubprocessEnvManager`` throughput (environment steps per second) with 1, 2, 4, 8 and 16 workers
    on Basic with ``--frame-time-ms 20`` (each academy step costs 20 ms, like a slow build), and the
    scaling efficiency rate / (N x single-worker rate); then the CPU-bound rate (no frame time) with
-   4 workers.
+   4 workers (``--cpu-workers``): the medians over ``--cpu-rounds`` rounds of the rate and of the CPU
+   milliseconds per environment step of the main process, the workers and the builds.
 
 With ``--baseline REV`` every figure of tables 1 and 2 is also measured for that earlier revision
 (its packages and builds, in a child process, interleaved with today's), side by side.
