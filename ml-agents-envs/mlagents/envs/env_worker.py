@@ -7,6 +7,11 @@ included, goes back on that pipe (:class:`EnvironmentResponse`): one write and o
 manager per step, with no feeder thread or shared lock in between. The queue shared by all workers
 only carries the ``"env_close"`` notice of a worker stopped by Ctrl-C. An exception in the worker
 travels as a :class:`WorkerError` and is raised again in the manager with its type.
+
+A step, the hot path, travels as plain data (:mod:`mlagents.envs.pipe_messages`): the command as a
+``("step", encoded actions)`` tuple, the answer as ``("step", worker_id, (encoded observations,
+encoded timers))``, which the manager turns back into ``EnvironmentResponse("step", worker_id,
+StepResponse(...))``.
 """
 
 import logging
