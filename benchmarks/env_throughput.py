@@ -11,7 +11,8 @@ Prints two tables (no asserts):
 2. ``SubprocessEnvManager`` throughput (environment steps per second) with 1, 2, 4, 8 and 16 workers
    on Basic with ``--frame-time-ms 20`` (each academy step costs 20 ms, like a slow build), and the
    scaling efficiency rate / (N x single-worker rate); then the CPU-bound rate (no frame time) with
-   4 workers.
+   4 workers (``--cpu-workers``): the medians over ``--cpu-rounds`` rounds of the rate and of the CPU
+   milliseconds per environment step of the main process, the workers and the builds.
 
 With ``--baseline REV`` every figure of tables 1 and 2 is also measured for that earlier revision
 (its packages and builds, in a child process, interleaved with today's), side by side.
@@ -193,6 +194,17 @@ def measure_wire(steps: int, baseline: str | None = None, rounds: int = 3) -> No
 def measure_manager(
     n_env: int, seconds: float, frame_time_ms: float, kind: str = "subprocess", build: str = BASIC_BUILD
 ) -> float:
+    """Environment steps per second of the manager ``kind`` with ``n_env`` workers."""
+    return measure_manager_cpu(n_env, seconds, frame_time_ms, kind, build)["rate"]
+
+
+def measure_manager_cpu(
+    n_env: int, seconds: float, frame_time_ms: float, kind: str = "subprocess", build: str = BASIC_BUILD
+) -> dict[str, float]:
+    """Steps per second (``rate``) and, for subprocess workers, the CPU milliseconds per environment
+    step of the main process (``main_ms``), of the worker processes together (``workers_ms``) and of
+    the builds together (``builds_ms``): on a loaded machine the CPU figures vary much less than
+    the rate."""
     factory = partial(
         quiet_environment,
         build=build,
@@ -212,12 +224,27 @@ def measure_manager(
         warm_up_end = time.perf_counter() + min(1.0, seconds / 3)
         while time.perf_counter() < warm_up_end:
             manager.step()
+        workers = manager.env_workers if isinstance(manager, SubprocessEnvManager) else []
+        worker_pids = [worker.process.pid for worker in workers]
+        build_pids = [worker.build_pid for worker in workers if worker.build_pid is not None]
+        workers_cpu = sum(build_cpu_seconds(pid) for pid in worker_pids if pid is not None)
+        builds_cpu = sum(build_cpu_seconds(pid) for pid in build_pids)
+        main_cpu = time.process_time()
         env_steps = 0
         start = time.perf_counter()
         end = start + seconds
         while time.perf_counter() < end:
             env_steps += len(manager.step())
-        return env_steps / (time.perf_counter() - start)
+        figures = {"rate": env_steps / (time.perf_counter() - start)}
+        if workers:
+            per_step_ms = 1000.0 / max(env_steps, 1)
+            figures["main_ms"] = (time.process_time() - main_cpu) * per_step_ms
+            workers_cpu = sum(build_cpu_seconds(pid) for pid in worker_pids if pid is not None) - workers_cpu
+            figures["workers_ms"] = workers_cpu * per_step_ms
+            figures["builds_ms"] = (
+                sum(build_cpu_seconds(pid) for pid in build_pids) - builds_cpu
+            ) * per_step_ms
+        return figures
     finally:
         manager.close()
 
@@ -233,6 +260,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--cpu-workers", type=int, default=4, help="table 2: workers of the CPU-bound rate (no frame time)"
+    )
+    parser.add_argument(
+        "--cpu-rounds", type=int, default=3, help="table 2: rounds of the CPU-bound rate (medians shown)"
     )
     parser.add_argument("--scaling-only", action="store_true", help="only table 2")
     parser.add_argument(
@@ -255,7 +285,8 @@ def main(argv: list[str] | None = None) -> None:
     logging.getLogger("mlagents.envs").setLevel(logging.WARNING)
     if options.scaling_json:  # one measurement of table 2, for a --baseline run (see measure_side)
         n_env, frame_ms, seconds_text, build = options.scaling_json
-        print(json.dumps(measure_manager(int(n_env), float(seconds_text), float(frame_ms), build=build)))
+        figures = measure_manager_cpu(int(n_env), float(seconds_text), float(frame_ms), build=build)
+        print(json.dumps(figures))
         return
     if options.wire_json:  # one side of --baseline: table-1 figures of one build as JSON
         print(json.dumps(wire_figures(*options.wire_json, options.steps or 3000, in_process=False)))
@@ -311,15 +342,16 @@ def measure_subprocess_scaling(options: argparse.Namespace, seconds: float) -> N
 
 def measure_side(
     n_env: int, seconds: float, frame_time_ms: float, environ: dict[str, str] | None, build: str
-) -> float:
-    """Steps per second of today's code (``environ`` None, in this process), or of the revision
-    whose ``environ`` is given (in a child process running this script under it)."""
+) -> dict[str, float]:
+    """:func:`measure_manager_cpu` of today's code (``environ`` None, in this process), or of the
+    revision whose ``environ`` is given (in a child process running this script under it)."""
     if environ is None:
-        return measure_manager(n_env, seconds, frame_time_ms)
+        return measure_manager_cpu(n_env, seconds, frame_time_ms)
     from baseline import run_json
 
     args = ["--scaling-json", str(n_env), f"{frame_time_ms:g}", f"{seconds:g}", build]
-    return float(run_json(Path(__file__), args, environ))
+    figures: dict[str, float] = run_json(Path(__file__), args, environ)
+    return figures
 
 
 def print_scaling_table(
@@ -340,21 +372,38 @@ def print_scaling_table(
     print("          " + "   steps/s  efficiency        " * len(sides))
     single: list[float] = []
     for n_env in options.workers:
-        rates = [measure_side(n_env, seconds, frame, None, BASIC_BUILD)]
+        rates = [measure_side(n_env, seconds, frame, None, BASIC_BUILD)["rate"]]
         if old_environ is not None:
-            rates.append(measure_side(n_env, seconds, frame, old_environ, old_build))
+            rates.append(measure_side(n_env, seconds, frame, old_environ, old_build)["rate"])
         if not single:
             single = [rate / n_env for rate in rates]
         cells = [f"   {rate:10.1f}  {rate / (n_env * one):9.1%}     " for rate, one in zip(rates, single)]
         print(f"   {n_env:7d}" + "".join(cells), flush=True)
     n_cpu = options.cpu_workers
-    rates = [measure_side(n_cpu, seconds, 0.0, None, BASIC_BUILD)]
-    if old_environ is not None:
-        rates.append(measure_side(n_cpu, seconds, 0.0, old_environ, old_build))
-    line = f"   CPU-bound (no frame time), {n_cpu} workers: today {rates[0]:.1f} steps/s"
-    if len(rates) > 1:
-        line += f", {old_name} {rates[1]:.1f} steps/s: {rates[0] / rates[1]:.2f}x"
-    print(line)
+    print(
+        f"   CPU-bound (no frame time), {n_cpu} workers, {options.cpu_rounds} alternating rounds; CPU ms "
+        "per environment step of the main process, the workers and the builds:"
+    )
+    print("   side                   steps/s   main ms  workers ms  builds ms  total ms")
+    by_side: list[list[dict[str, float]]] = [[] for _ in sides]
+    for _ in range(options.cpu_rounds):
+        by_side[0].append(measure_side(n_cpu, seconds, 0.0, None, BASIC_BUILD))
+        if old_environ is not None:
+            by_side[1].append(measure_side(n_cpu, seconds, 0.0, old_environ, old_build))
+    medians = [{key: float(np.median([run[key] for run in runs])) for key in runs[0]} for runs in by_side]
+    for side, figures in zip(sides, medians):
+        total = figures["main_ms"] + figures["workers_ms"] + figures["builds_ms"]
+        print(
+            f"   {side:20s} {figures['rate']:9.1f} {figures['main_ms']:9.3f} {figures['workers_ms']:11.3f} "
+            f"{figures['builds_ms']:10.3f} {total:9.3f}"
+        )
+    if len(medians) > 1:
+        rate_ratio = medians[0]["rate"] / medians[1]["rate"]
+        totals = [figures["main_ms"] + figures["workers_ms"] + figures["builds_ms"] for figures in medians]
+        print(
+            f"   today / {old_name}: {rate_ratio:.2f}x the rate (medians), {totals[1] / totals[0]:.2f}x less "
+            "CPU per step"
+        )
     print()
 
 

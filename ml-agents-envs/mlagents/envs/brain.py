@@ -241,7 +241,6 @@ class BrainInfo:
         memory = np.zeros((0, 0)) if memory_size == 0 else _padded_rows(memories, memory_size)
 
         total_num_actions = int(sum(brain_params.vector_action_space_size))
-        action_masks = np.ones((n_agents, total_num_actions))
         masked = [row for row, mask in enumerate(masks) if len(mask) == total_num_actions]
         if masked and total_num_actions > 0:
             # On the wire true means "forbidden"; in BrainInfo 1 means "allowed".
@@ -249,14 +248,19 @@ class BrainInfo:
                 chain.from_iterable(masks[row] for row in masked),
                 dtype=bool,
                 count=len(masked) * total_num_actions,
-            )
-            action_masks[masked] = np.logical_not(forbidden.reshape(len(masked), total_num_actions))
+            ).reshape(len(masked), total_num_actions)
+            if len(masked) == n_agents:  # every agent sent its mask: no row of ones to keep
+                action_masks = np.logical_not(forbidden).astype(np.float64)
+            else:
+                action_masks = np.ones((n_agents, total_num_actions))
+                action_masks[masked] = np.logical_not(forbidden)
+        else:
+            action_masks = np.ones((n_agents, total_num_actions))
 
-        reward_array = np.array(rewards, dtype=np.float64)
-        nan_rewards = np.isnan(reward_array)
-        if nan_rewards.any():
+        # NaN is the only float not equal to itself; a Python test is cheaper than numpy's for a few.
+        if any(reward != reward for reward in rewards):
             logger.warning("An agent had a NaN reward for brain " + brain_params.brain_name)
-            reward_array[nan_rewards] = 0.0
+            rewards = [0.0 if reward != reward else reward for reward in rewards]
 
         obs_size = brain_params.vector_observation_space_size * brain_params.num_stacked_vector_observations
         if n_agents == 0:
@@ -284,7 +288,7 @@ class BrainInfo:
             vector_observation=vector_observations,
             text_observations=texts,
             memory=memory,
-            reward=reward_array.tolist(),
+            reward=rewards,
             agents=agents,
             local_done=dones,
             vector_action=previous_vector_actions,

@@ -7,6 +7,11 @@ included, goes back on that pipe (:class:`EnvironmentResponse`): one write and o
 manager per step, with no feeder thread or shared lock in between. The queue shared by all workers
 only carries the ``"env_close"`` notice of a worker stopped by Ctrl-C. An exception in the worker
 travels as a :class:`WorkerError` and is raised again in the manager with its type.
+
+A step, the hot path, travels as plain data (:mod:`mlagents.envs.pipe_messages`): the command as a
+``("step", encoded actions)`` tuple, the answer as ``("step", worker_id, (encoded observations,
+encoded timers))``, which the manager turns back into ``EnvironmentResponse("step", worker_id,
+StepResponse(...))``.
 """
 
 import logging
@@ -26,6 +31,13 @@ from mlagents.envs.base_unity_environment import BaseUnityEnvironment
 from mlagents.envs.brain import AllBrainInfo
 from mlagents.envs.env_manager import advance_environment
 from mlagents.envs.exception import UnityCommunicationException
+from mlagents.envs.pipe_messages import (
+    STEP,
+    decode_actions,
+    encode_all_brain_info,
+    encode_timers,
+    send_object,
+)
 from mlagents.envs.timers import TimerNode, get_timer_root, reset_timers
 
 logger = logging.getLogger("mlagents.envs")
@@ -239,6 +251,15 @@ def worker(
         except (BrokenPipeError, EOFError, OSError) as error:
             raise _ManagerGone() from error
 
+    def reply_step(all_brain_info: AllBrainInfo) -> None:
+        # A plain tuple of plain data (see mlagents.envs.pipe_messages); the manager turns it into
+        # EnvironmentResponse(STEP, worker_id, StepResponse(...)).
+        message = (STEP, worker_id, (encode_all_brain_info(all_brain_info), encode_timers(get_timer_root())))
+        try:
+            send_object(parent_conn, message)
+        except (BrokenPipeError, EOFError, OSError) as error:
+            raise _ManagerGone() from error
+
     try:
         env_factory: Callable[[int], BaseUnityEnvironment] = cloudpickle.loads(pickled_env_factory)
         env = env_factory(worker_id)
@@ -249,12 +270,12 @@ def worker(
             if not interrupt.wait_for_command(parent_conn):
                 raise KeyboardInterrupt
             try:
-                command: EnvironmentCommand = parent_conn.recv()
+                # An EnvironmentCommand, or a plain (name, payload) tuple for a step.
+                command = EnvironmentCommand(*parent_conn.recv())
             except (EOFError, OSError) as error:
                 raise _ManagerGone() from error
-            if command.name == "step":
-                all_brain_info = advance_environment(env, command.payload)
-                reply("step", StepResponse(all_brain_info, get_timer_root()))
+            if command.name == STEP:
+                reply_step(advance_environment(env, decode_actions(command.payload)))
                 reset_timers()
             elif command.name == "external_brains":
                 reply("external_brains", env.external_brains)

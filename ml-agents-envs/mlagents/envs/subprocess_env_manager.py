@@ -52,6 +52,13 @@ from mlagents.envs.env_worker import (
     WorkerReady,
 )
 from mlagents.envs.exception import UnityCommunicationException, UnityException
+from mlagents.envs.pipe_messages import (
+    STEP,
+    decode_all_brain_info,
+    decode_timers,
+    encode_actions,
+    send_object,
+)
 from mlagents.envs.restart_policy import RestartPolicy, first_line, is_restartable
 from mlagents.envs.step_batching import StepBatcher
 from mlagents.envs.timers import TimerNode, hierarchical_timer, timed
@@ -110,6 +117,7 @@ class UnityEnvWorker:
     :ivar waiting: True while a ``"step"`` is in flight.
     :ivar build_pid: process id of the environment's build (to end it if the worker could not).
     :ivar build_log_path: the build's log file (named when the worker is lost), None when unknown.
+    :ivar conn_fd: the descriptor of ``conn``; :ivar sentinel: ``process.sentinel`` (both read once).
     """
 
     def __init__(self, process: BaseProcess, worker_id: int, conn: Connection) -> None:
@@ -121,6 +129,9 @@ class UnityEnvWorker:
         self.waiting = False
         self.build_pid: int | None = None
         self.build_log_path: str | None = None
+        # Read once: the properties check the objects are open on every access (hot path of a wait).
+        self.conn_fd = conn.fileno()
+        self.sentinel = process.sentinel
 
     def send(self, name: str, payload: Any = None) -> None:
         """Send a command.
@@ -128,7 +139,10 @@ class UnityEnvWorker:
         :raises UnityCommunicationException: the worker is gone.
         """
         try:
-            self.conn.send(EnvironmentCommand(name, payload))
+            if name == STEP:  # the hot path: a plain tuple, actions encoded (see pipe_messages)
+                send_object(self.conn, (STEP, encode_actions(payload)))
+            else:
+                send_object(self.conn, EnvironmentCommand(name, payload))
         except (BrokenPipeError, EOFError, OSError) as error:
             raise UnityCommunicationException(
                 "UnityEnvironment worker: send failed. " + self.describe_exit()
@@ -147,10 +161,15 @@ class UnityEnvWorker:
         :raises UnityCommunicationException: the worker is gone.
         """
         try:
-            response: EnvironmentResponse = self.conn.recv()
+            response = self.conn.recv()
         except (BrokenPipeError, EOFError, OSError) as error:
             raise _PipeClosed("UnityEnvironment worker: recv failed. " + self.describe_exit()) from error
-        return response
+        if type(response) is tuple:  # a step's answer, as plain data (see pipe_messages)
+            name, worker_id, (all_brain_info, timers) = response
+            return EnvironmentResponse(
+                name, worker_id, StepResponse(decode_all_brain_info(all_brain_info), decode_timers(timers))
+            )
+        return response  # type: ignore[no-any-return]
 
     def recv(self) -> EnvironmentResponse:
         """Receive one message (blocking; see :meth:`poll`).
@@ -489,13 +508,8 @@ class SubprocessEnvManager(EnvManager):
         for worker in idle_workers:
             all_action_info = all_action_infos[worker.worker_id]
             worker.previous_all_action_info = all_action_info
-            # The environment needs no policy outputs (log-probabilities, value heads...): not pickling
-            # them saves time on every step.
-            to_send = {
-                name: ActionInfo(info.action, info.memory, info.text, info.value, None)
-                for name, info in all_action_info.items()
-            }
-            if self._send(worker, "step", to_send):
+            # Only what the environment needs travels (no policy outputs), see UnityEnvWorker.send.
+            if self._send(worker, STEP, all_action_info):
                 worker.waiting = True
 
     def _send(self, worker: UnityEnvWorker, command_name: str, payload: Any = None) -> bool:
@@ -552,16 +566,16 @@ class SubprocessEnvManager(EnvManager):
         # selector), and this runs once per pass with up to two descriptors per worker.
         poller = select.poll()
         for worker in in_flight:
-            poller.register(worker.conn.fileno(), select.POLLIN)
-            poller.register(worker.process.sentinel, select.POLLIN)
+            poller.register(worker.conn_fd, select.POLLIN)
+            poller.register(worker.sentinel, select.POLLIN)
         ready = {fd for fd, _ in poller.poll(int(timeout * 1000))}
         if not ready:
             return
         failed: list[UnityEnvWorker] = []
         errors: list[tuple[UnityEnvWorker, BaseException]] = []
         for worker in in_flight:
-            exited = worker.process.sentinel in ready
-            if worker.conn.fileno() in ready or exited and worker.poll(0):
+            exited = worker.sentinel in ready
+            if worker.conn_fd in ready or exited and worker.poll(0):
                 try:
                     response = worker.recv_response()
                 except _PipeClosed:
