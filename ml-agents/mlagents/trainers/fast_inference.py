@@ -7,8 +7,9 @@ inference part of :class:`~mlagents.trainers.models.LearningModel` with numpy ov
 model's current weights, giving the same outputs as the TensorFlow graph (up to float32 rounding):
 
 * normalization ``clip((x - mean) / sqrt(variance / (steps + 1)), -5, 5)`` and the running update of
-  the statistics with the batch mean (the copy is written back into the model's variables, so
-  checkpoints, exports and every TensorFlow function see the same statistics);
+  the statistics with the batch mean (staged in the model's normalizer, which writes them into its
+  variables before checkpoints, exports or any TensorFlow function read them: no TensorFlow op per
+  decision);
 * the swish dense encoders of each observation stream;
 * discrete control: the concatenated branch logits, the masked renormalized log-probabilities
   ``log(p / sum(p) + 1e-7)`` with ``p = (softmax + 1e-7) * mask`` and the summed branch entropies;
@@ -209,8 +210,8 @@ class NumpyPolicyNetwork:
         return np.clip((vector - self._mean) / self._std, np.float32(-5.0), np.float32(5.0))
 
     def update_normalizer(self, vector: np.ndarray) -> None:
-        """Fold the batch mean of ``vector`` (n, size) into the running statistics, here and in the
-        model's variables (the update of :class:`~mlagents.trainers.layers.Normalizer`)."""
+        """Fold the batch mean of ``vector`` (n, size) into the running statistics (the update of
+        :class:`~mlagents.trainers.layers.Normalizer`), here and staged for the model's variables."""
         normalizer = self.model.normalizer
         if self._mean is None or normalizer is None or len(vector) == 0:
             return
@@ -222,11 +223,9 @@ class NumpyPolicyNetwork:
         self._mean = new_mean
         self._steps += 1
         self._refresh_std()
-        # Written back at once: checkpoints, exports, the update step and the reward signals (GAIL
-        # normalizes with these statistics) read the variables.
-        normalizer.running_mean.assign(new_mean, read_value=False)
-        normalizer.running_variance.assign(self._variance, read_value=False)
-        normalizer.normalization_steps.assign(self._steps, read_value=False)
+        # Staged, not assigned: the normalizer writes them into its variables before anything reads
+        # them (checkpoints, exports, the update step, GAIL's discriminator, a re-sync of this copy).
+        normalizer.stage(new_mean, self._variance, self._steps)
 
     # ------------------------------------------------------------------ forward pass
 
