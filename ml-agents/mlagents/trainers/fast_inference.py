@@ -231,8 +231,11 @@ class NumpyPolicyNetwork:
 
     def _values(self, hidden: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
         heads = hidden @ self._value_kernel + self._value_bias
-        values = {name: np.ascontiguousarray(heads[:, k]) for k, name in enumerate(self.stream_names)}
-        value = np.asarray(np.sum(heads, axis=1, dtype=np.float32) / np.float32(len(self.stream_names)))
+        names = self.stream_names
+        if len(names) == 1:  # the mean of one head is the head (x / 1 == x in float32)
+            return {names[0]: heads[:, 0].copy()}, heads[:, 0].copy()
+        values = {name: heads[:, k].copy() for k, name in enumerate(names)}
+        value = heads.sum(axis=1, dtype=np.float32) / np.float32(len(names))
         return values, value
 
     def values(self, vector: np.ndarray) -> dict[str, np.ndarray]:
@@ -290,16 +293,20 @@ class NumpyPolicyNetwork:
         entropy = np.zeros(len(x), dtype=np.float32)
         for start, end in self._branches:
             branch = logits[:, start:end]
-            shifted = branch - np.max(branch, axis=1, keepdims=True)
+            shifted = branch - branch.max(axis=1, keepdims=True)
             exp = np.exp(shifted)
-            total = np.sum(exp, axis=1, keepdims=True)
+            total = exp.sum(axis=1, keepdims=True)
             probs = exp / total
             log_softmax = shifted - np.log(total)
-            entropy -= np.sum(probs * log_softmax, axis=1)
+            entropy -= (probs * log_softmax).sum(axis=1)
             kept = (probs + _EPSILON) * masks[:, start:end]
-            # A branch whose actions are all masked gives NaN, as in the TensorFlow graph (quietly).
-            with np.errstate(invalid="ignore"):
-                masked[:, start:end] = np.log(kept / np.sum(kept, axis=1, keepdims=True) + _EPSILON)
+            kept_total = kept.sum(axis=1, keepdims=True)
+            if kept_total.all():
+                masked[:, start:end] = np.log(kept / kept_total + _EPSILON)
+            else:
+                # A branch whose actions are all masked gives NaN, as in the TensorFlow graph (quietly).
+                with np.errstate(invalid="ignore"):
+                    masked[:, start:end] = np.log(kept / kept_total + _EPSILON)
         values, value = self._values(hidden)
         return {
             "log_probs": logits,
