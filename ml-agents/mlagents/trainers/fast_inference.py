@@ -289,24 +289,32 @@ class NumpyPolicyNetwork:
         hidden = self._streams[0](x)
         logits = hidden @ self._policy_kernel
         masks = np.asarray(action_masks, dtype=np.float32)
-        masked = np.empty_like(logits)
-        entropy = np.zeros(len(x), dtype=np.float32)
+        single = len(self._branches) == 1  # one branch (most examples): no slicing, no concatenation
+        parts: list[np.ndarray] = []
+        entropy: np.ndarray | None = None
         for start, end in self._branches:
-            branch = logits[:, start:end]
+            branch = logits if single else logits[:, start:end]
             shifted = branch - branch.max(axis=1, keepdims=True)
             exp = np.exp(shifted)
             total = exp.sum(axis=1, keepdims=True)
             probs = exp / total
             log_softmax = shifted - np.log(total)
-            entropy -= (probs * log_softmax).sum(axis=1)
-            kept = (probs + _EPSILON) * masks[:, start:end]
+            # The branch entropies summed in branch order (0 - a == -a exactly in float32).
+            branch_entropy = (probs * log_softmax).sum(axis=1)
+            if entropy is None:
+                entropy = -branch_entropy
+            else:
+                entropy -= branch_entropy
+            kept = (probs + _EPSILON) * (masks if single else masks[:, start:end])
             kept_total = kept.sum(axis=1, keepdims=True)
             if kept_total.all():
-                masked[:, start:end] = np.log(kept / kept_total + _EPSILON)
+                parts.append(np.log(kept / kept_total + _EPSILON))
             else:
                 # A branch whose actions are all masked gives NaN, as in the TensorFlow graph (quietly).
                 with np.errstate(invalid="ignore"):
-                    masked[:, start:end] = np.log(kept / kept_total + _EPSILON)
+                    parts.append(np.log(kept / kept_total + _EPSILON))
+        assert entropy is not None
+        masked = parts[0] if single else np.concatenate(parts, axis=1)
         values, value = self._values(hidden)
         return {
             "log_probs": logits,
