@@ -281,8 +281,9 @@ class Normalizer(tf.Module):
             staged = object.__getattribute__(self, "_staged")
             if staged.values is not None:
                 object.__getattribute__(self, "flush")()
-            if _recorders and all(self is not seen for seen in _recorders[-1]):
-                _recorders[-1].append(self)
+            for readers in _recorders:  # every active recording: an inner trace reads for the outer too
+                if all(self is not seen for seen in readers):
+                    readers.append(self)
         return super().__getattribute__(name)
 
     def stage(self, running_mean: np.ndarray, running_variance: np.ndarray, normalization_steps: int) -> None:
