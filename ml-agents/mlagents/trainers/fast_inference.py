@@ -7,8 +7,9 @@ inference part of :class:`~mlagents.trainers.models.LearningModel` with numpy ov
 model's current weights, giving the same outputs as the TensorFlow graph (up to float32 rounding):
 
 * normalization ``clip((x - mean) / sqrt(variance / (steps + 1)), -5, 5)`` and the running update of
-  the statistics with the batch mean (the copy is written back into the model's variables, so
-  checkpoints, exports and every TensorFlow function see the same statistics);
+  the statistics with the batch mean (staged in the model's normalizer, which writes them into its
+  variables before checkpoints, exports or any TensorFlow function read them: no TensorFlow op per
+  decision);
 * the swish dense encoders of each observation stream;
 * discrete control: the concatenated branch logits, the masked renormalized log-probabilities
   ``log(p / sum(p) + 1e-7)`` with ``p = (softmax + 1e-7) * mask`` and the summed branch entropies;
@@ -209,8 +210,8 @@ class NumpyPolicyNetwork:
         return np.clip((vector - self._mean) / self._std, np.float32(-5.0), np.float32(5.0))
 
     def update_normalizer(self, vector: np.ndarray) -> None:
-        """Fold the batch mean of ``vector`` (n, size) into the running statistics, here and in the
-        model's variables (the update of :class:`~mlagents.trainers.layers.Normalizer`)."""
+        """Fold the batch mean of ``vector`` (n, size) into the running statistics (the update of
+        :class:`~mlagents.trainers.layers.Normalizer`), here and staged for the model's variables."""
         normalizer = self.model.normalizer
         if self._mean is None or normalizer is None or len(vector) == 0:
             return
@@ -222,18 +223,19 @@ class NumpyPolicyNetwork:
         self._mean = new_mean
         self._steps += 1
         self._refresh_std()
-        # Written back at once: checkpoints, exports, the update step and the reward signals (GAIL
-        # normalizes with these statistics) read the variables.
-        normalizer.running_mean.assign(new_mean, read_value=False)
-        normalizer.running_variance.assign(self._variance, read_value=False)
-        normalizer.normalization_steps.assign(self._steps, read_value=False)
+        # Staged, not assigned: the normalizer writes them into its variables before anything reads
+        # them (checkpoints, exports, the update step, GAIL's discriminator, a re-sync of this copy).
+        normalizer.stage(new_mean, self._variance, self._steps)
 
     # ------------------------------------------------------------------ forward pass
 
     def _values(self, hidden: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
         heads = hidden @ self._value_kernel + self._value_bias
-        values = {name: np.ascontiguousarray(heads[:, k]) for k, name in enumerate(self.stream_names)}
-        value = np.asarray(np.sum(heads, axis=1, dtype=np.float32) / np.float32(len(self.stream_names)))
+        names = self.stream_names
+        if len(names) == 1:  # the mean of one head is the head (x / 1 == x in float32)
+            return {names[0]: heads[:, 0].copy()}, heads[:, 0].copy()
+        values = {name: heads[:, k].copy() for k, name in enumerate(names)}
+        value = heads.sum(axis=1, dtype=np.float32) / np.float32(len(names))
         return values, value
 
     def values(self, vector: np.ndarray) -> dict[str, np.ndarray]:
@@ -287,20 +289,32 @@ class NumpyPolicyNetwork:
         hidden = self._streams[0](x)
         logits = hidden @ self._policy_kernel
         masks = np.asarray(action_masks, dtype=np.float32)
-        masked = np.empty_like(logits)
-        entropy = np.zeros(len(x), dtype=np.float32)
+        single = len(self._branches) == 1  # one branch (most examples): no slicing, no concatenation
+        parts: list[np.ndarray] = []
+        entropy: np.ndarray | None = None
         for start, end in self._branches:
-            branch = logits[:, start:end]
-            shifted = branch - np.max(branch, axis=1, keepdims=True)
+            branch = logits if single else logits[:, start:end]
+            shifted = branch - branch.max(axis=1, keepdims=True)
             exp = np.exp(shifted)
-            total = np.sum(exp, axis=1, keepdims=True)
+            total = exp.sum(axis=1, keepdims=True)
             probs = exp / total
             log_softmax = shifted - np.log(total)
-            entropy -= np.sum(probs * log_softmax, axis=1)
-            kept = (probs + _EPSILON) * masks[:, start:end]
-            # A branch whose actions are all masked gives NaN, as in the TensorFlow graph (quietly).
-            with np.errstate(invalid="ignore"):
-                masked[:, start:end] = np.log(kept / np.sum(kept, axis=1, keepdims=True) + _EPSILON)
+            # The branch entropies summed in branch order (0 - a == -a exactly in float32).
+            branch_entropy = (probs * log_softmax).sum(axis=1)
+            if entropy is None:
+                entropy = -branch_entropy
+            else:
+                entropy -= branch_entropy
+            kept = (probs + _EPSILON) * (masks if single else masks[:, start:end])
+            kept_total = kept.sum(axis=1, keepdims=True)
+            if kept_total.all():
+                parts.append(np.log(kept / kept_total + _EPSILON))
+            else:
+                # A branch whose actions are all masked gives NaN, as in the TensorFlow graph (quietly).
+                with np.errstate(invalid="ignore"):
+                    parts.append(np.log(kept / kept_total + _EPSILON))
+        assert entropy is not None
+        masked = parts[0] if single else np.concatenate(parts, axis=1)
         values, value = self._values(hidden)
         return {
             "log_probs": logits,

@@ -7,7 +7,9 @@ activations and initializers of the 0.9 graph).
 * an LSTM cell with the TF1 ``BasicLSTMCell`` gate order ``i, j, f, o`` and forget bias +1.0, whose
   state travels in ``BrainInfo.memories`` as ``[c | h]``;
 * running normalization of vector observations
-  ``clip((x - mean) / sqrt(variance / (steps + 1)), -5, 5)``;
+  ``clip((x - mean) / sqrt(variance / (steps + 1)), -5, 5)``, whose statistics may be computed
+  outside TensorFlow and written into its variables only when something reads them
+  (:meth:`Normalizer.stage`, :func:`recording_normalizer_reads`);
 * the discrete masking layer that turns branch logits into renormalized log-probabilities.
 
 Each layer hands its weights to the exporters as numpy data (``export_weights``).
@@ -16,8 +18,11 @@ Each layer hands its weights to the exporters as numpy data (``export_weights``)
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
 
+import numpy as np
 import tensorflow as tf
 
 from mlagents.trainers.export.network import ConvWeights, DenseWeights, LSTMWeights, NormalizerState
@@ -28,6 +33,7 @@ __all__ = [
     "Conv2D",
     "LSTMCell",
     "Normalizer",
+    "recording_normalizer_reads",
     "swish",
     "masked_log_probs",
 ]
@@ -213,19 +219,98 @@ class LSTMCell(tf.Module):
         return LSTMWeights(self.kernel.numpy(), self.bias.numpy(), self.units, self.forget_bias)
 
 
+# The names of the normalizer's statistics: reading one of them first writes staged statistics.
+_STATISTICS = frozenset({"running_mean", "running_variance", "normalization_steps"})
+# One list per active recording_normalizer_reads(): the normalizers whose statistics were read.
+_recorders: list[list[Normalizer]] = []
+
+
+@contextmanager
+def recording_normalizer_reads() -> Iterator[list[Normalizer]]:
+    """Collect the normalizers whose statistics are read inside the ``with`` block.
+
+    Used while a ``tf.function`` is traced: the traced graph reads the variables later, when it runs,
+    without passing through Python, so its caller writes the staged statistics of exactly these
+    normalizers (:meth:`Normalizer.flush`) before each run.
+    """
+    readers: list[Normalizer] = []
+    _recorders.append(readers)
+    try:
+        yield readers
+    finally:
+        _recorders.remove(readers)
+
+
+class _StagedStatistics:
+    """Statistics computed outside TensorFlow, not yet in the variables (None: nothing staged)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self) -> None:
+        self.values: tuple[np.ndarray, np.ndarray, int] | None = None
+
+
 class Normalizer(tf.Module):
     """Running mean/variance of vector observations (not trainable; saved in checkpoints and ``.nn``).
 
     ``normalization_steps`` starts at 1, ``running_mean`` at 0, ``running_variance`` at 1. One
     :meth:`update` per inference call with the mean m of the batch:
     ``mean' = mean + (m - mean) / (steps + 1)``, ``var' = var + (m - mean') * (m - mean)``, ``steps' = steps + 1``.
+
+    A faster copy of the same update outside TensorFlow (the numpy decisions of the policy) hands
+    its results to :meth:`stage` instead of assigning the three variables at every decision. The
+    staged values are written (:meth:`flush`) before anything can see the variables: reading the
+    attribute ``running_mean``, ``running_variance`` or ``normalization_steps`` (which every
+    TensorFlow use of the normalizer does while it is built, eager code each time, the exporters and
+    the numpy copy when it re-reads the weights), saving a checkpoint (the checkpoint walks the
+    normalizer's variables through :meth:`_trackable_children`), and before each run of a traced
+    function that reads them (:class:`~mlagents.trainers.tf_policy.FixedSignatureFunction`, through
+    :func:`recording_normalizer_reads`). The variables then hold exactly what immediate assigns
+    would have written.
     """
 
     def __init__(self, size: int) -> None:
         super().__init__(name="normalizer")
+        self._staged = _StagedStatistics()
         self.normalization_steps = tf.Variable(1, dtype=tf.int32, trainable=False, name="normalization_steps")
         self.running_mean = tf.Variable(tf.zeros([size]), trainable=False, name="running_mean")
         self.running_variance = tf.Variable(tf.ones([size]), trainable=False, name="running_variance")
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in _STATISTICS:
+            staged = object.__getattribute__(self, "_staged")
+            if staged.values is not None:
+                object.__getattribute__(self, "flush")()
+            for readers in _recorders:  # every active recording: an inner trace reads for the outer too
+                if all(self is not seen for seen in readers):
+                    readers.append(self)
+        return super().__getattribute__(name)
+
+    def stage(self, running_mean: np.ndarray, running_variance: np.ndarray, normalization_steps: int) -> None:
+        """Hold new statistics (computed with the update formula above) for the variables; they are
+        written by :meth:`flush`, before any read. The arrays must not be changed afterwards."""
+        self._staged.values = (running_mean, running_variance, int(normalization_steps))
+
+    @property
+    def has_staged(self) -> bool:
+        """Whether statistics wait to be written into the variables."""
+        return self._staged.values is not None
+
+    def flush(self) -> None:
+        """Write the staged statistics into the variables (nothing when none are staged)."""
+        values = self._staged.values
+        if values is None:
+            return
+        self._staged.values = None  # first: the reads below do not flush again
+        running_mean, running_variance, normalization_steps = values
+        self.running_mean.assign(running_mean, read_value=False)
+        self.running_variance.assign(running_variance, read_value=False)
+        self.normalization_steps.assign(normalization_steps, read_value=False)
+
+    def _trackable_children(self, save_type: Any = "checkpoint", **kwargs: Any) -> Any:
+        # A checkpoint save (or any walk of the object graph) sees the current statistics.
+        self.flush()
+        return super()._trackable_children(save_type, **kwargs)
 
     def __call__(self, x: tf.Tensor) -> tf.Tensor:
         """The normalized observations (tensor ``normalized_state`` of the 0.9 graph), same shape as x."""

@@ -33,6 +33,7 @@ from mlagents.trainers.agent_ids import agent_ids
 from mlagents.trainers.checkpoints import CheckpointStore, NoReadableCheckpoint
 from mlagents.trainers.exception import UnityPolicyException
 from mlagents.trainers.fast_inference import NumpyPolicyNetwork
+from mlagents.trainers.layers import recording_normalizer_reads
 from mlagents.trainers.models import LearningModel
 from mlagents.trainers.settings import ConfigSource, PolicySettings, flag
 
@@ -61,6 +62,10 @@ class FixedSignatureFunction:
     the policies that is as long as running them, once per environment step. This wrapper traces the
     function once, converts numpy inputs to the signature's dtypes itself, checks their shapes, and
     calls the traced function with the flat list of tensors.
+
+    Normalizers whose statistics the function reads (recorded while it is traced) get their staged
+    statistics written first at every call (:meth:`~mlagents.trainers.layers.Normalizer.flush`), so
+    the graph never runs on outdated statistics.
 
     :param python_function: takes one argument per entry of ``input_signature``.
     :param input_signature: per argument, a ``tf.TensorSpec`` or a dict name -> ``tf.TensorSpec``
@@ -95,7 +100,9 @@ class FixedSignatureFunction:
         ]
         # Traced now, while the policy is built: the first decision of a training run is then as
         # fast as the others, and the loop's timers measure running, not tracing.
-        self._call: Callable[[list[tf.Tensor]], Any] = self._trace()
+        with recording_normalizer_reads() as normalizers:
+            self._call: Callable[[list[tf.Tensor]], Any] = self._trace()
+        self._flushes: list[Callable[[], None]] = [normalizer.flush for normalizer in normalizers]
 
     def tracing_count(self) -> int:
         """How often the function was traced (1: once, when the wrapper was created)."""
@@ -113,6 +120,8 @@ class FixedSignatureFunction:
             else:
                 got = sorted(arg) if isinstance(arg, dict) else type(arg).__name__
                 raise TypeError(f"expected the inputs {list(keys)}, got {got}")
+        for flush in self._flushes:
+            flush()
         return self._call([self._to_tensor(value, check) for value, check in zip(values, self._checks)])
 
     def _trace(self) -> Callable[[list[tf.Tensor]], Any]:
@@ -396,6 +405,9 @@ class TFPolicy(Policy):
             )
         self._known_step = None
         self._unwritten_steps = 0
+        if self.model.normalizer is not None:
+            # Statistics staged by earlier decisions must not overwrite the restored ones later.
+            self.model.normalizer.flush()
         try:
             status = tf.train.Checkpoint(**self._checkpoint_objects()).restore(latest)
             status.assert_existing_objects_matched()

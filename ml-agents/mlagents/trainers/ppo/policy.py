@@ -110,6 +110,10 @@ class PPOPolicy(TFPolicy):
             for name, signal_settings in settings.reward_signals.items()
         }
         self.optimizer = Adam(self.model.trainable_variables)
+        # (start, end) of each discrete branch in the concatenated logits, as Python ints: the
+        # model's act_size is a tracked TensorFlow list, slow to iterate once per decision.
+        bounds = np.cumsum([0, *self.model.act_size]).tolist()
+        self._branch_bounds: tuple[tuple[int, int], ...] = tuple(zip(bounds[:-1], bounds[1:]))
         # Pretraining (behavioural cloning from demonstrations) after every PPO update.
         self.bc_module: BCModule | None = None
         if settings.pretraining is not None:
@@ -336,17 +340,17 @@ class PPOPolicy(TFPolicy):
         :param masks: (n, sum(branches)), 1 allowed / 0 masked.
         :returns: int32 (n, n_branches).
         """
-        n = log_probs.shape[0]
-        act_size = self.model.act_size
-        actions = np.empty((n, len(act_size)), dtype=np.int32)
-        start = 0
-        for k, size in enumerate(act_size):
-            branch = log_probs[:, start : start + size]
-            allowed = masks[:, start : start + size] > 0
-            allowed |= ~allowed.any(axis=1, keepdims=True)
-            scores = np.where(allowed, branch + self.rng.gumbel(size=branch.shape), -np.inf)
-            actions[:, k] = np.argmax(scores, axis=1)
-            start += size
+        bounds = self._branch_bounds
+        actions = np.empty((log_probs.shape[0], len(bounds)), dtype=np.int32)
+        gumbel = self.rng.gumbel
+        for k, (start, end) in enumerate(bounds):
+            branch = log_probs[:, start:end]
+            scores = branch + gumbel(size=branch.shape)
+            allowed = masks[:, start:end] > 0
+            if not allowed.all():  # otherwise every action is allowed (the usual case): no copy
+                allowed |= ~allowed.any(axis=1, keepdims=True)
+                scores = np.where(allowed, scores, -np.inf)
+            actions[:, k] = scores.argmax(axis=1)
         return actions
 
     def update_normalization(self, vector_obs: np.ndarray) -> None:
