@@ -27,28 +27,21 @@ Prints figures only; it asserts nothing. Wall-clock figures depend on the machin
 
 from __future__ import annotations
 
+import argparse
 import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
 
-# The .nn reader multiplies small matrices; OpenBLAS threads only contend with the other processes
-# of the run (on a busy 2-core machine a 12 x 512 by 512 x 512 product then takes 0.5 s instead of
-# 2 ms). Set before numpy is imported.
-for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_variable, "1")
+import numpy as np
+import yaml
 
-import argparse  # noqa: E402
-import re  # noqa: E402
-import signal  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
-
-import numpy as np  # noqa: E402
-import yaml  # noqa: E402
-
-from mlagents.example_envs.ports import find_free_port_range  # noqa: E402
+from mlagents.example_envs.ports import find_free_port_range
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "config" / "trainer_config.yaml"

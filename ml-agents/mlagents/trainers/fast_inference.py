@@ -25,15 +25,14 @@ checkpoint loads and exports.
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import math
-import sys
 from typing import Any
 
 import numpy as np
 import tensorflow as tf
 
+from mlagents.envs.blas_threads import use_single_blas_thread
 from mlagents.trainers.models import LearningModel
 
 __all__ = ["NumpyPolicyNetwork", "unsupported_reason"]
@@ -43,50 +42,6 @@ LOGGER = logging.getLogger("mlagents.trainers")
 _HALF_LOG_2PI = np.float32(0.5 * math.log(2.0 * math.pi))
 _LOG_2PI_E = np.float32(math.log(2.0 * math.pi * math.e))
 _EPSILON = np.float32(1.0e-7)
-
-
-def _single_threaded_blas() -> bool:
-    """Make numpy's matrix products single-threaded in this process; True when that was done.
-
-    numpy's OpenBLAS splits a product over all cores once it exceeds about 260,000 multiply-adds
-    (48 agents through a 128-unit layer). Next to the environments' processes those threads wait for
-    each other, and on a busy machine one small product then takes milliseconds instead of tens of
-    microseconds. The forward passes here are far below the size where threads pay off, and the
-    trainer's other numpy work is not matrix products, so the count is set to 1 for the process
-    through OpenBLAS's own function (found among the loaded libraries; Linux only, elsewhere
-    nothing changes).
-    """
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        with open("/proc/self/maps") as maps:
-            paths = {line.split()[-1] for line in maps if "openblas" in line.lower() and "/" in line}
-    except OSError:
-        return False
-    setters = ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_", "openblas_set_num_threads")
-    for path in sorted(paths):
-        try:
-            library = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for name in setters:
-            if hasattr(library, name):
-                setter = getattr(library, name)
-                setter.argtypes, setter.restype = [ctypes.c_int], None
-                setter(1)
-                return True
-    return False
-
-
-_blas_configured = False
-
-
-def _configure_blas() -> None:
-    global _blas_configured
-    if not _blas_configured:
-        _blas_configured = True
-        if _single_threaded_blas():
-            LOGGER.debug("numpy's OpenBLAS runs single-threaded (small products of the policy networks).")
 
 
 def unsupported_reason(model: LearningModel) -> str | None:
@@ -138,7 +93,8 @@ class NumpyPolicyNetwork:
         self.act_size = list(model.act_size)
         self.stream_names = list(model.stream_names)
         self.synced = False
-        _configure_blas()
+        # The networks here are small: BLAS threads would only wait for the environments.
+        use_single_blas_thread()
         self._streams: list[_Stream] = []
         self._policy_kernel = np.zeros((0, 0), np.float32)
         self._policy_bias: np.ndarray | None = None
