@@ -53,7 +53,7 @@ from dataclasses import dataclass  # noqa: E402
 import numpy as np  # noqa: E402
 
 from mlagents.example_envs.registry import SCENES  # noqa: E402
-from mlagents.example_envs.sdk.academy import DecisionBatch  # noqa: E402
+from mlagents.example_envs.sdk.academy import DecisionBatch, agent_indices  # noqa: E402
 from mlagents.example_envs.sdk.local import LocalEnvironment  # noqa: E402
 from mlagents.example_envs.sdk.scene import BrainSpec, Scene  # noqa: E402
 
@@ -171,7 +171,7 @@ class ScriptedPyramidsPolicy:
     def __call__(self, batches: dict[str, DecisionBatch]) -> dict[str, np.ndarray]:
         actions = {}
         for name, batch in batches.items():
-            chosen = self.decide(self.scene)[batch.agents]  # type: ignore[arg-type]
+            chosen = self.decide(self.scene)[agent_indices(batch.agents)]  # type: ignore[arg-type]
             random = self.rng.random(len(chosen)) < self.random_share
             chosen[random, 0] = self.rng.integers(0, 5, int(random.sum()))
             actions[name] = chosen
