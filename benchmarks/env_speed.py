@@ -19,6 +19,7 @@ is a one-core figure. Usage::
     python benchmarks/env_speed.py 3DBall GridWorld --seconds 10
     python benchmarks/env_speed.py 3DBall --profile   # plus the top functions by own time
     python benchmarks/env_speed.py Pyramids-standing  # Pyramids with every brick pyramid standing
+    python benchmarks/env_speed.py Pyramids-scripted  # Pyramids as training sees it (see below)
 
 For the examples with cameras (the Visual* ones) a second table gives the cost of one rendered
 camera frame: the time of the scene's ``render`` hook (moving the view model to the scene's
@@ -26,6 +27,10 @@ state and drawing) per image it returned.
 
 Variants (not in the registry): ``Pyramids-standing`` presses every switch right after the reset,
 so that all 16 brick pyramids stand (and rest) while the random agents move about.
+``Pyramids-scripted`` is Pyramids the way a policy that has learnt something drives it: the
+scripted player (``switch_then_gold``: to the switch, through the brick pyramid, to the gold)
+with one decision in five replaced by a random action, so that switches are pressed, piles are
+knocked over and scattered bricks pushed about (random actions alone seldom press a switch).
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ from dataclasses import dataclass  # noqa: E402
 import numpy as np  # noqa: E402
 
 from mlagents.example_envs.registry import SCENES  # noqa: E402
-from mlagents.example_envs.sdk.academy import DecisionBatch  # noqa: E402
+from mlagents.example_envs.sdk.academy import DecisionBatch, agent_indices  # noqa: E402
 from mlagents.example_envs.sdk.local import LocalEnvironment  # noqa: E402
 from mlagents.example_envs.sdk.scene import BrainSpec, Scene  # noqa: E402
 
@@ -151,10 +156,39 @@ def _raise_every_pyramid(env: LocalEnvironment) -> None:
         pyramid.spawn(scene.brick_roots[area] - scene.origins[area])  # type: ignore[attr-defined]
 
 
+class ScriptedPyramidsPolicy:
+    """Pyramids' scripted player with a random action instead of its own for each agent with
+    probability ``random_share`` per decision."""
+
+    def __init__(self, env: LocalEnvironment, seed: int = 0, random_share: float = 0.2) -> None:
+        from mlagents.example_envs.pyramids import switch_then_gold
+
+        self.scene = env.academy.scene
+        self.decide = switch_then_gold
+        self.rng = np.random.default_rng(seed)
+        self.random_share = random_share
+
+    def __call__(self, batches: dict[str, DecisionBatch]) -> dict[str, np.ndarray]:
+        actions = {}
+        for name, batch in batches.items():
+            chosen = self.decide(self.scene)[agent_indices(batch.agents)]  # type: ignore[arg-type]
+            random = self.rng.random(len(chosen)) < self.random_share
+            chosen[random, 0] = self.rng.integers(0, 5, int(random.sum()))
+            actions[name] = chosen
+        return actions
+
+
 #: variant name -> (registry name, setup after the reset, warm-up decisions)
-VARIANTS: dict[str, tuple[str, Callable[[LocalEnvironment], None], int]] = {
+VARIANTS: dict[str, tuple[str, Callable[[LocalEnvironment], None] | None, int]] = {
     # 60 decisions: the piles drop onto the floor and come to rest first
     "Pyramids-standing": ("Pyramids", _raise_every_pyramid, 60),
+    "Pyramids-scripted": ("Pyramids", None, 20),
+}
+#: variants driven by another policy than random actions: name -> policy(env, seed)
+VARIANT_POLICIES: dict[
+    str, Callable[[LocalEnvironment, int], Callable[[dict[str, DecisionBatch]], dict[str, np.ndarray]]]
+] = {
+    "Pyramids-scripted": ScriptedPyramidsPolicy,
 }
 
 
@@ -178,7 +212,9 @@ def measure(name: str, seconds: float, split_time: bool = True, seed: int = 0) -
     (after a short warm-up)."""
     scene_name, setup, warm_up = VARIANTS.get(name, (name, None, 20))
     env = LocalEnvironment(scene_name, seed=seed)
-    policy = RandomPolicy(env.brains, seed)
+    policy: Callable[[dict[str, DecisionBatch]], dict[str, np.ndarray]] = (
+        VARIANT_POLICIES[name](env, seed) if name in VARIANT_POLICIES else RandomPolicy(env.brains, seed)
+    )
     batches = env.reset()
     if setup is not None:
         setup(env)

@@ -43,8 +43,8 @@ from .pyramids_physics import (
     PlanarPyramidsWorld,
     stone_layer_boxes,
 )
+from .pyramids_rays import ReachCastWorld, SweepPerception
 from .sdk.academy import DecisionBatch
-from .sdk.ray_perception import CastWorld, RayPerception
 from .sdk.scene import EngineConfiguration, Scene, SceneSpec
 
 BRAIN = "PyramidsLearning"
@@ -109,7 +109,7 @@ class Pyramids(Scene):
         self.switch_positions = np.zeros((n, 3))
         self.brick_roots = np.zeros((n, 3))  # where the brick pyramid appears (root, world)
         self.stone_roots = np.zeros((n, 6, 3))
-        cast = CastWorld()
+        cast = ReachCastWorld()
         parked = np.tile([0.0, _PARKED, 0.0], (n, 1))
         half = np.tile(SWITCH_HALF, (n, 1))
         self._switch_off_box = cast.add_boxes(parked, half, 0.0, "switchOff", self.areas)
@@ -133,9 +133,8 @@ class Pyramids(Scene):
         add_area_boxes(cast, self.origins, WALLS, "wall", self.areas)
         add_area_boxes(cast, self.origins, [GROUND], None, self.areas)
         self.cast_world = cast
-        self.sensors = [
-            RayPerception(RAY_DISTANCE, angles, DETECTABLE_TAGS, 0.0, rise) for angles, rise in SWEEPS
-        ]
+        # the three sweeps as one sensor: the observation of three RayPerception3D side by side
+        self.sensor = SweepPerception(RAY_DISTANCE, SWEEPS, DETECTABLE_TAGS)
 
     # ---- reset ----
     def _points_in_squares(self, squares: np.ndarray) -> np.ndarray:
@@ -191,11 +190,11 @@ class Pyramids(Scene):
         w = self.world
         positions, yaws = w.agent_positions[agents], w.agent_yaws[agents]
         obs = np.empty((agents.size, OBSERVATION_SIZE), dtype=np.float32)
-        column = 0
-        for sensor in self.sensors:
-            size = sensor.observation_size
-            obs[:, column : column + size] = sensor.perceive(self.cast_world, positions, yaws, agents)
-            column += size
+        sensor = self.sensor
+        column = sensor.observation_size
+        forwards = forward_vectors(yaws) if sensor.all_ahead else None
+        with self.cast_world.aimed(positions, forwards, RAY_DISTANCE):
+            obs[:, :column] = sensor.perceive(self.cast_world, positions, yaws, agents)
         velocity = w.agent_velocities[agents]
         obs[:, column] = self.switch_on[agents]
         obs[:, column + 1] = (velocity * right_vectors(yaws)).sum(axis=1)
@@ -227,12 +226,13 @@ class Pyramids(Scene):
             # PyramidSwitch: on, and the brick pyramid appears in the remembered square
             self.switch_on[a] = True
             self.pyramids[a].spawn(self.brick_roots[a] - self.origins[a])
-        winners = []
-        for a, pyramid in enumerate(self.pyramids):
-            if pyramid.active and pyramid.step(
-                positions[a] - self.origins[a], velocities[a], w.agent_yaws[a]
-            ):
-                winners.append(a)
+        local = positions - self.origins
+        yaws = w.agent_yaws.tolist()
+        winners = [
+            a
+            for a, pyramid in enumerate(self.pyramids)
+            if pyramid.active and pyramid.step(local[a], velocities[a], yaws[a])
+        ]
         if winners:
             won = np.array(winners)
             self.academy.set_reward(won, GOLD_REWARD)

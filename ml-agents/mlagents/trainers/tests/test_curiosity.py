@@ -249,3 +249,30 @@ def test_required_keys_and_unknown_keys():
         create_reward_signal(None, None, "curiosity", {"strength": 0.1, "gamma": 0.9})
     with pytest.raises(UnityTrainerException, match="^Unknown parameters given for reward signal curiosity$"):
         create_reward_signal(None, None, "curiosity", {**CURIOSITY, "num_epoch": 3})
+
+
+def test_continuous_update_takes_the_clipped_sample_the_agent_was_sent(curiosity_policy):
+    """As in 0.9 (the update feeds ``actions_pre``; the models read the policy's clipped/3
+    ``selected_actions``): the forward and inverse models see clip(actions_pre, -3, 3) / 3, which
+    is the action the policy sent and the one ``evaluate`` reads from ``previous_vector_actions``."""
+    policy = curiosity_policy(True)
+    signal = policy.reward_signals["curiosity"]
+    rng = np.random.default_rng(3)
+    n = 6
+    batch = update_batch(rng, policy.brain, n)
+    pre = np.array([[-7.5, 0.3], [2.9, 3.2], [-3.0, 4.0], [0.0, -0.6], [9.0, -9.0], [1.5, -2.25]])
+    batch["actions_pre"] = pre
+    batch["actions"] = np.zeros((n, 2))  # a wrong stored copy: the unclipped sample wins
+    inputs = signal.prepare_update(policy, batch, n)
+    np.testing.assert_allclose(inputs["actions"], np.clip(pre, -3, 3) / 3, rtol=1e-6)
+    assert inputs["actions"].dtype == np.float32
+    # without ``actions_pre`` (a demonstration buffer) the stored actions are taken as they are
+    del batch["actions_pre"]
+    batch["actions"] = rng.uniform(-1, 1, (n, 2))
+    np.testing.assert_allclose(
+        signal.prepare_update(policy, batch, n)["actions"], batch["actions"], rtol=1e-6
+    )
+    # the policy's own outputs: the action sent is exactly that clipped sample
+    out = policy.evaluate(brain_info(rng, policy.brain, 64))
+    np.testing.assert_allclose(out["action"], np.clip(out["pre_action"], -3, 3) / 3, rtol=1e-6)
+    assert (np.abs(out["pre_action"]) > 0).all()

@@ -26,6 +26,8 @@ __all__ = ["CuriosityRewardSignal"]
 
 #: The scaled reward is clipped to [0, REWARD_CLIP].
 REWARD_CLIP = 1.0
+#: the PPO policy clips its continuous sample to [-ACTION_CLIP, ACTION_CLIP] and divides by it
+ACTION_CLIP = 3.0
 
 
 class CuriosityRewardSignal(RewardSignal):
@@ -159,9 +161,19 @@ class CuriosityRewardSignal(RewardSignal):
             inputs[f"next_visual_observation_{i}"] = np.asarray(
                 mini_batch[f"next_visual_obs{i}"], dtype=np.float32
             )
-        inputs["actions"] = self._actions(mini_batch["actions"], n)
+        inputs["actions"] = self._actions(self._taken_actions(mini_batch), n)
         self.has_updated = True
         return inputs
+
+    def _taken_actions(self, mini_batch: dict[str, np.ndarray]) -> np.ndarray:
+        """The actions of a mini-batch as the policy's ``selected_actions``: for continuous
+        control the stored unclipped sample ``actions_pre`` clipped to [-3, 3] and divided by 3
+        (the action the agent was sent), else ``actions``. A buffer without ``actions_pre``
+        (demonstrations) gives its ``actions`` as they are."""
+        if self.model.is_continuous and "actions_pre" in mini_batch:
+            pre = np.asarray(mini_batch["actions_pre"], dtype=np.float32)
+            return np.clip(pre, -ACTION_CLIP, ACTION_CLIP) / np.float32(ACTION_CLIP)
+        return np.asarray(mini_batch["actions"])
 
     @timed
     def update(self, mini_batch: dict[str, np.ndarray], num_sequences: int) -> dict[str, float]:
