@@ -193,6 +193,7 @@ class TFPolicy(Policy):
         self.model_path = self.settings.model_path or f"./models/{brain.brain_name}"
         self.keep_checkpoints = self.settings.keep_checkpoints
         self.rng = np.random.default_rng(self.seed)
+        self._branch_bounds: tuple[tuple[int, int], ...] | None = None
         self.m_size = self.settings.memory_size if self.use_recurrent else 0
         self.sequence_length = self.settings.sequence_length if self.use_recurrent else 1
         self._checkpoint: tf.train.Checkpoint | None = None
@@ -227,6 +228,34 @@ class TFPolicy(Policy):
             value=run_out.get("value"),
             outputs=run_out,
         )
+
+    def sample_discrete_actions(self, log_probs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """One action per branch drawn from the masked log-probabilities (Gumbel-max).
+
+        A masked action is never drawn, unless every action of its branch is masked (then the branch
+        is drawn from the log-probabilities as they are).
+
+        :param log_probs: (n, sum(branches)) masked log-probabilities.
+        :param masks: (n, sum(branches)), 1 allowed / 0 masked.
+        :returns: int32 (n, n_branches).
+        """
+        bounds = self._branch_bounds
+        if bounds is None:
+            # (start, end) of each branch in the concatenated logits, as Python ints: the model's
+            # act_size is a tracked TensorFlow list, slow to iterate once per decision.
+            edges = np.cumsum([0, *self.model.act_size]).tolist()
+            bounds = self._branch_bounds = tuple(zip(edges[:-1], edges[1:]))
+        actions = np.empty((log_probs.shape[0], len(bounds)), dtype=np.int32)
+        gumbel = self.rng.gumbel
+        for k, (start, end) in enumerate(bounds):
+            branch = log_probs[:, start:end]
+            scores = branch + gumbel(size=branch.shape)
+            allowed = masks[:, start:end] > 0
+            if not allowed.all():  # otherwise every action is allowed (the usual case): no copy
+                allowed |= ~allowed.any(axis=1, keepdims=True)
+                scores = np.where(allowed, scores, -np.inf)
+            actions[:, k] = scores.argmax(axis=1)
+        return actions
 
     def update(self, mini_batch: dict[str, np.ndarray], num_sequences: int) -> dict[str, float]:
         """One gradient step on ``mini_batch`` (buffer field name -> array); returns statistics."""

@@ -24,7 +24,6 @@ from mlagents.envs.brain import BrainInfo, BrainParameters
 from mlagents.envs.timers import timed
 from mlagents.trainers.adam import Adam
 from mlagents.trainers.bc.models import BehavioralCloningModel
-from mlagents.trainers.ppo.policy import PPOPolicy
 from mlagents.trainers.settings import BCSettings, ConfigSource
 from mlagents.trainers.tf_policy import FixedSignatureFunction, TFPolicy
 
@@ -122,10 +121,6 @@ class BCPolicy(TFPolicy):
         if self.use_recurrent:
             run_out["memory_out"] = out["memory_out"].numpy()
         return run_out
-
-    def sample_discrete_actions(self, log_probs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """One action per branch drawn from the masked log-probabilities (as PPO draws them)."""
-        return PPOPolicy.sample_discrete_actions(self, log_probs, masks)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ learning
 

@@ -110,10 +110,6 @@ class PPOPolicy(TFPolicy):
             for name, signal_settings in settings.reward_signals.items()
         }
         self.optimizer = Adam(self.model.trainable_variables)
-        # (start, end) of each discrete branch in the concatenated logits, as Python ints: the
-        # model's act_size is a tracked TensorFlow list, slow to iterate once per decision.
-        bounds = np.cumsum([0, *self.model.act_size]).tolist()
-        self._branch_bounds: tuple[tuple[int, int], ...] = tuple(zip(bounds[:-1], bounds[1:]))
         # Pretraining (behavioural cloning from demonstrations) after every PPO update.
         self.bc_module: BCModule | None = None
         if settings.pretraining is not None:
@@ -329,29 +325,6 @@ class PPOPolicy(TFPolicy):
     def tensorflow_values(self, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Value estimate (n,) of each reward signal from the TensorFlow graph."""
         return {name: value.numpy() for name, value in self._tf_value_fn(feed).items()}
-
-    def sample_discrete_actions(self, log_probs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """One action per branch drawn from the masked log-probabilities (Gumbel-max).
-
-        A masked action is never drawn, unless every action of its branch is masked (then the branch
-        is drawn from the log-probabilities as they are).
-
-        :param log_probs: (n, sum(branches)) masked log-probabilities.
-        :param masks: (n, sum(branches)), 1 allowed / 0 masked.
-        :returns: int32 (n, n_branches).
-        """
-        bounds = self._branch_bounds
-        actions = np.empty((log_probs.shape[0], len(bounds)), dtype=np.int32)
-        gumbel = self.rng.gumbel
-        for k, (start, end) in enumerate(bounds):
-            branch = log_probs[:, start:end]
-            scores = branch + gumbel(size=branch.shape)
-            allowed = masks[:, start:end] > 0
-            if not allowed.all():  # otherwise every action is allowed (the usual case): no copy
-                allowed |= ~allowed.any(axis=1, keepdims=True)
-                scores = np.where(allowed, scores, -np.inf)
-            actions[:, k] = scores.argmax(axis=1)
-        return actions
 
     def update_normalization(self, vector_obs: np.ndarray) -> None:
         """Fold the batch mean of ``vector_obs`` (n, vec_size) into the running statistics."""
