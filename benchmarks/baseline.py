@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -85,10 +86,27 @@ def revision_checkout(revision: str) -> Iterator[Checkout]:
     with tempfile.TemporaryDirectory(prefix="mlagents-baseline-") as folder:
         root = Path(folder) / "tree"
         _git("worktree", "add", "--detach", "--quiet", str(root), commit)
+        previous = _terminate_as_exit()
         try:
             yield Checkout(revision, commit, root)
         finally:
             _git("worktree", "remove", "--force", str(root))
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+
+
+def _terminate_as_exit() -> Any:
+    """Let SIGTERM (e.g. from ``timeout``) end the process through ``SystemExit``, so that the
+    temporary worktree is removed; returns the handler it replaced (None off the main thread, where
+    handlers cannot be set)."""
+
+    def exit_on_terminate(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    try:
+        return signal.signal(signal.SIGTERM, exit_on_terminate)
+    except ValueError:
+        return None
 
 
 def run_json(script: Path, args: Sequence[str], environ: dict[str, str] | None = None) -> Any:
