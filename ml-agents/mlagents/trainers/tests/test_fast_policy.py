@@ -8,8 +8,9 @@ import logging
 
 import numpy as np
 import pytest
+from policy_helpers import make_info, update_batch  # beside the tests, see conftest
 
-from mlagents.envs.brain import BrainInfo, BrainParameters
+from mlagents.envs.brain import BrainParameters
 from mlagents.envs.timers import get_timer_tree, reset_timers
 from mlagents.trainers.ppo.policy import PPOPolicy
 
@@ -20,24 +21,6 @@ TOLERANCE = {"rtol": 1e-5, "atol": 1e-5}
 def make_brain(vec=5, actions=(3,), space="discrete", cameras=()):
     resolutions = [{"height": h, "width": w, "blackAndWhite": bw} for h, w, bw in cameras]
     return BrainParameters("Brain", vec, 1, resolutions, list(actions), [""] * len(actions), space)
-
-
-def make_info(brain, obs, masks=None, visual=None):
-    n = len(obs)
-    total = sum(brain.vector_action_space_size)
-    return BrainInfo(
-        visual_observation=visual or [],
-        vector_observation=np.asarray(obs, dtype=np.float32),
-        text_observations=[""] * n,
-        memory=np.zeros((0, 0)),
-        reward=[0.0] * n,
-        agents=[f"agent{i}" for i in range(n)],
-        local_done=[False] * n,
-        vector_action=np.zeros((n, len(brain.vector_action_space_size))),
-        text_action=[[] for _ in range(n)],
-        max_reached=[False] * n,
-        action_mask=np.ones((n, total)) if masks is None else masks,
-    )
 
 
 def random_masks(rng, n, act_size):
@@ -154,27 +137,6 @@ def decide_both(brain, fast, slow, rng, n):
     for name in slow_values:
         np.testing.assert_allclose(fast_values[name], slow_values[name], **TOLERANCE)
     return obs, fast_out
-
-
-def update_batch(brain, policy, obs, out, rng):
-    n = len(obs)
-    batch = {
-        "vector_obs": obs,
-        "next_vector_in": np.roll(obs, 1, axis=0),
-        "action_probs": out["log_probs"],
-        "masks": np.ones(n, np.float32),
-        "advantages": rng.normal(size=n).astype(np.float32),
-    }
-    for name in policy.reward_signals:
-        batch[f"{name}_returns"] = rng.normal(size=n).astype(np.float32)
-        batch[f"{name}_value_estimates"] = out["value_heads"][name]
-    if brain.vector_action_space_type == "continuous":
-        batch["actions_pre"] = out["pre_action"]
-        batch["actions"] = out["action"]
-    else:
-        batch["actions"] = out["action"]
-        batch["action_mask"] = np.ones((n, sum(brain.vector_action_space_size)), np.float32)
-    return batch
 
 
 @pytest.mark.parametrize(

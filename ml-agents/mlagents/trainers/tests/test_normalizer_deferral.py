@@ -7,8 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tensorflow as tf
+from policy_helpers import make_info, update_batch  # beside the tests, see conftest
 
-from mlagents.envs.brain import BrainInfo, BrainParameters
+from mlagents.envs.brain import BrainParameters
 from mlagents.trainers.layers import Normalizer
 from mlagents.trainers.ppo.policy import PPOPolicy
 from mlagents.trainers.tf_policy import FixedSignatureFunction
@@ -21,47 +22,9 @@ def make_brain(space: str) -> BrainParameters:
     return BrainParameters("Brain", VEC, 1, [], actions, [""] * len(actions), space)
 
 
-def make_info(brain: BrainParameters, obs: np.ndarray) -> BrainInfo:
-    n = len(obs)
-    return BrainInfo(
-        visual_observation=[],
-        vector_observation=obs,
-        text_observations=[""] * n,
-        memory=np.zeros((0, 0)),
-        reward=[0.0] * n,
-        agents=[f"agent{i}" for i in range(n)],
-        local_done=[False] * n,
-        vector_action=np.zeros((n, len(brain.vector_action_space_size))),
-        text_action=[[] for _ in range(n)],
-        max_reached=[False] * n,
-        action_mask=np.ones((n, sum(brain.vector_action_space_size))),
-    )
-
-
 def observations(seed: int, count: int, n: int = 3) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     return [rng.normal(2.0, 3.0, size=(n, VEC)).astype(np.float32) for _ in range(count)]
-
-
-def update_batch(brain: BrainParameters, policy: PPOPolicy, obs: np.ndarray, out: dict) -> dict:
-    n = len(obs)
-    rng = np.random.default_rng(5)
-    batch = {
-        "vector_obs": obs,
-        "action_probs": out["log_probs"],
-        "masks": np.ones(n, np.float32),
-        "advantages": rng.normal(size=n).astype(np.float32),
-    }
-    for name in policy.reward_signals:
-        batch[f"{name}_returns"] = rng.normal(size=n).astype(np.float32)
-        batch[f"{name}_value_estimates"] = out["value_heads"][name]
-    if brain.vector_action_space_type == "continuous":
-        batch["actions_pre"] = out["pre_action"]
-        batch["actions"] = out["action"]
-    else:
-        batch["actions"] = out["action"]
-        batch["action_mask"] = np.ones((n, sum(brain.vector_action_space_size)), np.float32)
-    return batch
 
 
 def test_decisions_stage_the_statistics_and_a_read_writes_them(ppo_params):
@@ -118,7 +81,7 @@ def test_updates_checkpoints_and_exports_equal_those_of_immediate_writes(ppo_par
         assert deferred.model.normalizer.has_staged and not immediate.model.normalizer.has_staged
         # The update's graph normalizes with the current statistics.
         stats = {
-            name: policy.update(update_batch(brain, policy, obs, outs[name]), 4)
+            name: policy.update(update_batch(brain, policy, obs, outs[name], np.random.default_rng(5)), 4)
             for name, policy in policies.items()
         }
         assert stats["immediate"] == stats["deferred"]
