@@ -27,12 +27,14 @@ from __future__ import annotations
 
 import logging
 import math
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
 import tensorflow as tf
 
 from mlagents.envs.blas_threads import use_single_blas_thread
+from mlagents.trainers.layers import branch_bounds
 from mlagents.trainers.models import LearningModel
 
 __all__ = ["NumpyPolicyNetwork", "unsupported_reason"]
@@ -108,9 +110,7 @@ class NumpyPolicyNetwork:
         self._variance = np.zeros(0, np.float32)
         self._steps = 0
         self._std = np.zeros(0, np.float32)
-        # Branch boundaries of the discrete heads.
-        bounds = np.cumsum([0] + self.act_size)
-        self._branches = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+        self._branches = branch_bounds(self.act_size)  # of the discrete heads
 
     # ------------------------------------------------------------------ weights
 
@@ -263,12 +263,10 @@ class NumpyPolicyNetwork:
                 entropy -= branch_entropy
             kept = (probs + _EPSILON) * (masks if single else masks[:, start:end])
             kept_total = kept.sum(axis=1, keepdims=True)
-            if kept_total.all():
+            # A branch whose actions are all masked gives NaN, as in the TensorFlow graph (quietly);
+            # the error-state context is entered only then (it costs more than the rest of a row).
+            with nullcontext() if kept_total.all() else np.errstate(invalid="ignore"):
                 parts.append(np.log(kept / kept_total + _EPSILON))
-            else:
-                # A branch whose actions are all masked gives NaN, as in the TensorFlow graph (quietly).
-                with np.errstate(invalid="ignore"):
-                    parts.append(np.log(kept / kept_total + _EPSILON))
         assert entropy is not None
         masked = parts[0] if single else np.concatenate(parts, axis=1)
         values, value = self._values(hidden)

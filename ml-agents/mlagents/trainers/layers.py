@@ -33,6 +33,7 @@ __all__ = [
     "Conv2D",
     "LSTMCell",
     "Normalizer",
+    "branch_bounds",
     "recording_normalizer_reads",
     "swish",
     "masked_log_probs",
@@ -333,6 +334,12 @@ class Normalizer(tf.Module):
             self.running_variance.numpy(),
             float(self.normalization_steps.numpy()),
         )
+
+
+def branch_bounds(act_size: Sequence[int]) -> tuple[tuple[int, int], ...]:
+    """(start, end) of each discrete branch in the concatenated logits, as Python ints."""
+    edges = np.cumsum([0, *act_size]).tolist()
+    return tuple(zip(edges[:-1], edges[1:]))
 
 
 def masked_log_probs(logits: tf.Tensor, masks: tf.Tensor, act_size: Sequence[int]) -> list[tf.Tensor]:

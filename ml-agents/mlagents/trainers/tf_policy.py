@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,7 @@ from mlagents.trainers.agent_ids import agent_ids
 from mlagents.trainers.checkpoints import CheckpointStore, NoReadableCheckpoint
 from mlagents.trainers.exception import UnityPolicyException
 from mlagents.trainers.fast_inference import NumpyPolicyNetwork
-from mlagents.trainers.layers import recording_normalizer_reads
+from mlagents.trainers.layers import branch_bounds, recording_normalizer_reads
 from mlagents.trainers.models import LearningModel
 from mlagents.trainers.settings import ConfigSource, PolicySettings, flag
 
@@ -193,7 +194,6 @@ class TFPolicy(Policy):
         self.model_path = self.settings.model_path or f"./models/{brain.brain_name}"
         self.keep_checkpoints = self.settings.keep_checkpoints
         self.rng = np.random.default_rng(self.seed)
-        self._branch_bounds: tuple[tuple[int, int], ...] | None = None
         self.m_size = self.settings.memory_size if self.use_recurrent else 0
         self.sequence_length = self.settings.sequence_length if self.use_recurrent else 1
         self._checkpoint: tf.train.Checkpoint | None = None
@@ -229,6 +229,11 @@ class TFPolicy(Policy):
             outputs=run_out,
         )
 
+    @cached_property
+    def _branch_bounds(self) -> tuple[tuple[int, int], ...]:
+        # Computed once: the model's act_size is a tracked TensorFlow list, slow to iterate per decision.
+        return branch_bounds(self.model.act_size)
+
     def sample_discrete_actions(self, log_probs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """One action per branch drawn from the masked log-probabilities (Gumbel-max).
 
@@ -240,11 +245,6 @@ class TFPolicy(Policy):
         :returns: int32 (n, n_branches).
         """
         bounds = self._branch_bounds
-        if bounds is None:
-            # (start, end) of each branch in the concatenated logits, as Python ints: the model's
-            # act_size is a tracked TensorFlow list, slow to iterate once per decision.
-            edges = np.cumsum([0, *self.model.act_size]).tolist()
-            bounds = self._branch_bounds = tuple(zip(edges[:-1], edges[1:]))
         actions = np.empty((log_probs.shape[0], len(bounds)), dtype=np.int32)
         gumbel = self.rng.gumbel
         for k, (start, end) in enumerate(bounds):
