@@ -40,11 +40,8 @@ class SweepPerception(RayPerception):
         angles = [angle for sweep_angles, _ in sweeps for angle in sweep_angles]
         super().__init__(ray_distance, angles, detectable_tags, 0.0, 0.0)
         self.rises = np.concatenate([np.full(len(sweep_angles), rise) for sweep_angles, rise in sweeps])
-
-    @property
-    def all_ahead(self) -> bool:
-        """Whether every ray points into the agent's forward half (angles 0 to 180)."""
-        return bool(((self.angles_deg >= 0.0) & (self.angles_deg <= 180.0)).all())
+        #: whether every ray points into the agent's forward half (angles 0 to 180)
+        self.all_ahead = bool(((self.angles_deg >= 0.0) & (self.angles_deg <= 180.0)).all())
 
     def directions(self, yaws: np.ndarray) -> np.ndarray:
         """Unit cast directions float64 ``(k, R, 3)`` for agent yaws ``(k,)``: each ray with
