@@ -225,10 +225,13 @@ def measure_manager_cpu(
         while time.perf_counter() < warm_up_end:
             manager.step()
         workers = manager.env_workers if isinstance(manager, SubprocessEnvManager) else []
-        worker_pids = [worker.process.pid for worker in workers]
+        worker_pids = [worker.process.pid for worker in workers if worker.process.pid is not None]
         build_pids = [worker.build_pid for worker in workers if worker.build_pid is not None]
-        workers_cpu = sum(build_cpu_seconds(pid) for pid in worker_pids if pid is not None)
-        builds_cpu = sum(build_cpu_seconds(pid) for pid in build_pids)
+
+        def cpu_seconds(pids: list[int]) -> float:
+            return sum(build_cpu_seconds(pid) for pid in pids)
+
+        workers_cpu, builds_cpu = cpu_seconds(worker_pids), cpu_seconds(build_pids)
         main_cpu = time.process_time()
         env_steps = 0
         start = time.perf_counter()
@@ -239,11 +242,8 @@ def measure_manager_cpu(
         if workers:
             per_step_ms = 1000.0 / max(env_steps, 1)
             figures["main_ms"] = (time.process_time() - main_cpu) * per_step_ms
-            workers_cpu = sum(build_cpu_seconds(pid) for pid in worker_pids if pid is not None) - workers_cpu
-            figures["workers_ms"] = workers_cpu * per_step_ms
-            figures["builds_ms"] = (
-                sum(build_cpu_seconds(pid) for pid in build_pids) - builds_cpu
-            ) * per_step_ms
+            figures["workers_ms"] = (cpu_seconds(worker_pids) - workers_cpu) * per_step_ms
+            figures["builds_ms"] = (cpu_seconds(build_pids) - builds_cpu) * per_step_ms
         return figures
     finally:
         manager.close()
