@@ -172,9 +172,39 @@ def trainer_figures(scene: str, with_update: bool) -> dict[str, float]:
     figures = {"action": action_cpu / steps * 1e3, "bookkeeping": bookkeeping_cpu / steps * 1e3}
     if with_update:
         later = updates[1:] or updates  # the first update also traces the graph
-        figures["update"] = float(np.mean(later)) / (params["buffer_size"] / agents) * 1e3
-        figures["update_seconds"] = float(np.mean(later))
+        seconds = float(np.mean(later))
+        figures["update"] = seconds / (params["buffer_size"] / agents) * 1e3
+        figures["update_seconds"] = seconds
+        flops = update_flops(size * stack, actions, params)
+        figures["update_gflops"] = flops / seconds / 1e9
+        figures["matmul_gflops"] = matmul_gflops(params["batch_size"], params["hidden_units"])
     return figures
+
+
+def update_flops(inputs: int, actions: int, params: dict[str, Any]) -> float:
+    """Multiply-add FLOPs of one update's dense layers: separate policy and value networks of
+    ``num_layers`` x ``hidden_units``, forward (2 per weight and sample) and backward (4)."""
+    hidden, layers = params["hidden_units"], params["num_layers"]
+    body = inputs * hidden + (layers - 1) * hidden * hidden
+    weights = (body + hidden * actions) + (body + hidden * 1)
+    samples = params["num_epoch"] * (params["buffer_size"] // params["batch_size"]) * params["batch_size"]
+    return 6.0 * weights * samples
+
+
+def matmul_gflops(rows: int, width: int, repeats: int = 100) -> float:
+    """CPU GFLOP/s of a bare TensorFlow matmul (rows x width) @ (width x width), the update's
+    typical product, in this process."""
+    import tensorflow as tf
+
+    a = tf.random.normal((rows, width))
+    b = tf.random.normal((width, width))
+    product = tf.function(lambda x, y: tf.matmul(x, y))
+    product(a, b).numpy()
+    start = time.process_time()
+    for _ in range(repeats):
+        out = product(a, b)
+    out.numpy()
+    return 2.0 * rows * width * width * repeats / (time.process_time() - start) / 1e9
 
 
 def measure(scene: str, parts: set[str], steps: int) -> dict[str, float]:
@@ -200,12 +230,13 @@ def print_table(scene: str, sides: dict[str, dict[str, float]], parts: list[str]
     print(f"  {'total':<30}" + "".join(f"{t:10.2f}" for t in totals))
     hours = [t * 1e6 / 2 / 3.6e6 for t in totals]
     print(f"  {'hours for 1e6 steps, 2 cores':<30}" + "".join(f"{h:10.2f}" for h in hours))
-    if "update_seconds" in sides[names[-1]]:
-        print(
-            "  (one update: "
-            + ", ".join(f"{n} {sides[n].get('update_seconds', 0.0):.2f} s" for n in names)
-            + " CPU)"
-        )
+    for n in names:
+        if "update_seconds" in sides[n]:
+            f = sides[n]
+            print(
+                f"  ({n}: one update {f['update_seconds']:.2f} s CPU, {f['update_gflops']:.0f} GFLOP/s"
+                f" in its dense layers; a bare matmul of the same size: {f['matmul_gflops']:.0f} GFLOP/s)"
+            )
     print()
 
 
