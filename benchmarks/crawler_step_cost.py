@@ -70,6 +70,7 @@ def build_figures(scene: str, steps: int) -> dict[str, float]:
     with the same random actions."""
     from env_throughput import build_cpu_seconds
 
+    import mlagents.example_envs.registry  # noqa: F401  (registers the examples' names)
     from mlagents.envs.environment import UnityEnvironment
     from mlagents.example_envs.ports import find_free_port_range
     from mlagents.example_envs.sdk.local import LocalEnvironment
