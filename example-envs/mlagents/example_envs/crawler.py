@@ -162,8 +162,7 @@ class _Crawler(Scene):
         w = self.world
         started, touching_target = w.step()
         self.touch_targets(touching_target)
-        _, up, forward = w.body_axes()
-        del up
+        forward = w.body_forward()
         velocity = w.body_com_velocities()
         reward = VELOCITY_REWARD * np.einsum(
             "ij,ij->i", velocity, self.direction

@@ -24,6 +24,7 @@ from .crawler_body import (
     model_options,
     to_mujoco,
 )
+from .vector3 import cross3
 
 RAY_LENGTH = 10.0
 _DOWN = np.array([0.0, 0.0, -1.0])
@@ -81,6 +82,11 @@ class CrawlerWorld:
         if (self.targets >= 0).all():
             for i, body in enumerate(self.targets):
                 self._target_geom[m.geom_bodyid == body] = i
+        # flat (crawler x part) index of each crawler geom, -1 elsewhere: one scatter marks contacts
+        self._geom_flat = np.where(self._geom_agent >= 0, self._geom_agent * PARTS + self._geom_part, -1)
+        # targets that cannot collide (CrawlerStatic's floating boxes) need no contact check
+        target_geoms = self._target_geom >= 0
+        self._targets_collide = bool((m.geom_contype[target_geoms] | m.geom_conaffinity[target_geoms]).any())
         if (self.targets >= 0).all() and m.body_jntnum[self.targets[0]] > 0:
             first = m.jnt_qposadr[m.body_jntadr[self.targets[0]]]
             self._target_qpos = self.data.qpos[first : first + 7 * n].reshape(n, 7)
@@ -93,6 +99,10 @@ class CrawlerWorld:
         self.touching_ground = np.zeros((n, PARTS), dtype=bool)
         self.touching_target = np.zeros((n, PARTS), dtype=bool)
         self._tree_roots = self.model.body_rootid[self.parts]
+        self._bodies = self.parts[:, 0]
+        self._body_roots = self._tree_roots[:, 0]
+        # the actions last turned into drives, per crawler (NaN: none yet)
+        self._applied = np.full((n, 20), np.nan, dtype=np.float32)
         self._update_frames()
 
     # ------------------------------------------------------------ state, Unity axes
@@ -103,6 +113,11 @@ class CrawlerWorld:
     def rotations(self) -> np.ndarray:
         """Part rotation matrices ``(n, 9, 3, 3)``, MuJoCo axes (columns = local axes)."""
         return self.data.xmat[self.parts].reshape(self.n, PARTS, 3, 3)
+
+    def body_forward(self) -> np.ndarray:
+        """The body's forward direction ``(n, 3)``, Unity axes (the local x axis: the first
+        column of the rotation matrix, read in Unity order x, z, y)."""
+        return self.data.xmat[self._bodies][:, [0, 6, 3]]
 
     def body_axes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The body's right, up and forward directions ``(n, 3)`` each, Unity axes."""
@@ -118,12 +133,14 @@ class CrawlerWorld:
         cvel = self.data.cvel[self.parts]
         omega = cvel[..., :3]
         offset = self.data.xipos[self.parts] - self.data.subtree_com[self._tree_roots]
-        linear = cvel[..., 3:] + np.cross(omega, offset)
+        linear = cvel[..., 3:] + cross3(omega, offset)
         return -to_mujoco(omega), to_mujoco(linear)
 
     def body_com_velocities(self) -> np.ndarray:
-        """The body sphere's velocity ``(n, 3)``, Unity axes."""
-        return self.velocities()[1][:, 0]
+        """The body sphere's velocity ``(n, 3)``, Unity axes (the body rows of :meth:`velocities`)."""
+        cvel = self.data.cvel[self._bodies]
+        offset = self.data.xipos[self._bodies] - self.data.subtree_com[self._body_roots]
+        return to_mujoco(cvel[:, 3:] + cross3(cvel[:, :3], offset))
 
     def target_positions(self) -> np.ndarray:
         """Target box centres ``(n, 3)``, Unity axes."""
@@ -145,7 +162,15 @@ class CrawlerWorld:
     def set_drives(self, agents: np.ndarray, actions: np.ndarray) -> None:
         """The original's JointDriveController from 20 actions per crawler: target rotations
         (12, each mapped from [-1, 1] to its joint range, clamped) and strengths (8, one per leg
-        part: force cap (s + 1) / 2 x 10000, not clamped above; a negative cap acts as 0)."""
+        part: force cap (s + 1) / 2 x 10000, not clamped above; a negative cap acts as 0).
+        Crawlers whose actions are the ones already applied are skipped (the scene sets the
+        held action again in every physics step, and the result would be the same)."""
+        changed = (self._applied[agents] != actions).any(1)
+        if not changed.all():
+            if not changed.any():
+                return
+            agents, actions = agents[changed], actions[changed]
+        self._applied[agents] = actions
         a = actions.astype(np.float64)
         k = agents.size
         per_hinge = np.empty((k, HINGES))
@@ -198,26 +223,30 @@ class CrawlerWorld:
         target, ``(n, 9)`` bool each (contacts seen in any substep count)."""
         ground = np.zeros((self.n, PARTS), dtype=bool)
         target = np.zeros((self.n, PARTS), dtype=bool)
+        pairs = []
         for _ in range(SUBSTEPS):
             mujoco.mj_step(self.model, self.data)
-            self._collect_contacts(ground, target)
+            ncon = self.data.ncon
+            if ncon:
+                pairs.append(self.data.contact.geom[:ncon].copy())
+        if pairs:
+            self._collect_contacts(np.concatenate(pairs), ground, target)
         self._update_frames()
         started = ground & ~self.touching_ground
         self.touching_ground = ground
         self.touching_target = target
         return started, target
 
-    def _collect_contacts(self, ground: np.ndarray, target: np.ndarray) -> None:
-        ncon = self.data.ncon
-        if ncon == 0:
-            return
-        geoms = self.data.contact.geom[:ncon]
+    def _collect_contacts(self, geoms: np.ndarray, ground: np.ndarray, target: np.ndarray) -> None:
+        """Mark the parts in the contact pairs ``geoms`` ``(m, 2)`` (of all substeps) that touch
+        the ground or their own crawler's target."""
         g1, g2 = geoms[:, 0], geoms[:, 1]
-        other = np.where(g1 == self.ground, g2, np.where(g2 == self.ground, g1, -1))
-        hits = other[other >= 0]
-        agent = self._geom_agent[hits]
-        ok = agent >= 0
-        ground[agent[ok], self._geom_part[hits[ok]]] = True
+        flat = np.where(
+            g1 == self.ground, self._geom_flat[g2], np.where(g2 == self.ground, self._geom_flat[g1], -1)
+        )
+        ground.reshape(-1)[flat[flat >= 0]] = True
+        if not self._targets_collide:
+            return
         for a, b in ((g1, g2), (g2, g1)):
             owner = self._target_geom[a]
             agent = self._geom_agent[b]

@@ -60,6 +60,8 @@ PLAYER_KEYS: dict[str, tuple[int, float]] = {
 }  # fmt: skip
 _HEAD = PART_INDEX["head"]
 _FEET = [PART_INDEX["footL"], PART_INDEX["footR"]]
+#: the parts whose touching the ground ends the episode: all but the feet
+_PENALIZED = np.array([i for i in range(len(PARTS)) if i not in _FEET])
 
 
 def spawn_height() -> float:
@@ -97,6 +99,7 @@ class Walker(Scene):
         self.world = WalkerWorld(hips, FLOOR_TOP)
         self.targets = np.array([[TARGET_X, 0.0, z] for z in LANES])  # the target boxes at rest
         self.direction = np.zeros((NUM_AGENTS, 3))
+        self._all = np.arange(NUM_AGENTS)
         self._apply_masses(np.arange(NUM_AGENTS))
 
     def _apply_masses(self, agents: np.ndarray) -> None:
@@ -148,22 +151,20 @@ class Walker(Scene):
     def physics_step(self) -> None:
         w = self.world
         started = w.step()
-        positions = w.positions()
+        positions = w.part_positions([0, _HEAD])  # hips, head
         to_target = self.targets - positions[:, 0]
         self.direction = to_target / np.maximum(np.linalg.norm(to_target, axis=1, keepdims=True), 1e-9)
-        _, _, forward = w.hips_axes()
-        _, velocity = w.velocities()
+        forward = w.hips_forward()
+        velocity = w.part_velocities([0, _HEAD])
         d = self.direction
         reward = (
             0.03 * np.einsum("ij,ij->i", d, velocity[:, 0])
             + 0.01 * np.einsum("ij,ij->i", d, forward)
-            + 0.02 * (positions[:, _HEAD, 1] - positions[:, 0, 1])
-            - 0.01 * np.linalg.norm(velocity[:, _HEAD] - velocity[:, 0], axis=1)
+            + 0.02 * (positions[:, 1, 1] - positions[:, 0, 1])
+            - 0.01 * np.linalg.norm(velocity[:, 1] - velocity[:, 0], axis=1)
         )
-        self.academy.add_reward(np.arange(w.n), reward.astype(np.float32))
-        penalized = np.ones(len(PARTS), dtype=bool)
-        penalized[_FEET] = False
-        fallen = np.flatnonzero(started[:, penalized].any(1))
+        self.academy.add_reward(self._all, reward.astype(np.float32))
+        fallen = np.flatnonzero(started[:, _PENALIZED].any(1))
         if fallen.size:
             self.academy.set_reward(fallen, -1.0)
             self.academy.done(fallen)

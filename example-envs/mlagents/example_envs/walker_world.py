@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import mujoco
 import numpy as np
 
+from .vector3 import cross3
 from .walker_body import (
     DAMPER,
     INITIAL_DAMPER,
@@ -89,6 +90,10 @@ class WalkerWorld:
         self.strengths = np.zeros((n, NUM_PARTS), dtype=np.float32)
         self.touching_ground = np.zeros((n, NUM_PARTS), dtype=bool)
         self._tree_roots = m.body_rootid[self.parts]
+        # flat (walker x part) index of each walker geom, -1 elsewhere: one scatter marks contacts
+        self._geom_flat = np.where(self._geom_agent >= 0, self._geom_agent * NUM_PARTS + self._geom_part, -1)
+        # the actions last turned into drives, per walker (NaN: none yet)
+        self._applied = np.full((n, len(TARGET_ACTIONS) + len(STRENGTH_ACTIONS)), np.nan, dtype=np.float32)
         self._update_frames()
 
     # ------------------------------------------------------------ state, Unity axes
@@ -101,18 +106,42 @@ class WalkerWorld:
         xmat = self.data.xmat[self.parts[:, 0]].reshape(self.n, 3, 3)
         return -mj(xmat[:, :, 1]), mj(xmat[:, :, 2]), mj(xmat[:, :, 0])
 
+    def part_positions(self, parts: list[int]) -> np.ndarray:
+        """The transform origins of the parts ``parts`` (indices into PARTS) ``(n, len(parts), 3)``."""
+        return mj(self.data.xpos[self.parts[:, parts]])
+
+    def hips_forward(self) -> np.ndarray:
+        """The hips' forward ``(n, 3)`` (the local x axis, read in Unity order x, z, y)."""
+        return self.data.xmat[self.parts[:, 0]][:, [0, 6, 3]]
+
     def velocities(self) -> tuple[np.ndarray, np.ndarray]:
         """Angular velocities (pseudo-vectors: sign flipped by the axis swap) and centre-of-mass
         velocities ``(n, 16, 3)`` each."""
         cvel = self.data.cvel[self.parts]
         omega = cvel[..., :3]
         offset = self.data.xipos[self.parts] - self.data.subtree_com[self._tree_roots]
-        return -mj(omega), mj(cvel[..., 3:] + np.cross(omega, offset))
+        return -mj(omega), mj(cvel[..., 3:] + cross3(omega, offset))
+
+    def part_velocities(self, parts: list[int]) -> np.ndarray:
+        """The centre-of-mass velocities of the parts ``parts`` ``(n, len(parts), 3)`` (those
+        rows of :meth:`velocities`)."""
+        bodies = self.parts[:, parts]
+        cvel = self.data.cvel[bodies]
+        offset = self.data.xipos[bodies] - self.data.subtree_com[self._tree_roots[:, parts]]
+        return mj(cvel[..., 3:] + cross3(cvel[..., :3], offset))
 
     # ------------------------------------------------------------ changes
     def set_drives(self, agents: np.ndarray, actions: np.ndarray) -> None:
         """Targets from actions 0..25 (each mapped from [-1, 1] to its axis range, clamped) and
-        strengths from 26..38 (force cap (s + 1) / 2 x 25000, a negative cap acting as 0)."""
+        strengths from 26..38 (force cap (s + 1) / 2 x 25000, a negative cap acting as 0).
+        Walkers whose actions are the ones already applied are skipped (the scene sets the held
+        action again in every physics step, and the result would be the same)."""
+        changed = (self._applied[agents] != actions).any(1)
+        if not changed.all():
+            if not changed.any():
+                return
+            agents, actions = agents[changed], actions[changed]
+        self._applied[agents] = actions
         a = actions.astype(np.float64)
         k = agents.size
         t = np.clip((a[:, :26] + 1.0) * 0.5, 0.0, 1.0)
@@ -157,17 +186,20 @@ class WalkerWorld:
     def step(self) -> np.ndarray:
         """One physics step; returns which parts started touching the ground ``(n, 16)``."""
         ground = np.zeros((self.n, NUM_PARTS), dtype=bool)
+        pairs = []
         for _ in range(SUBSTEPS):
             mujoco.mj_step(self.model, self.data)
             ncon = self.data.ncon
             if ncon:
-                geoms = self.data.contact.geom[:ncon]
-                g1, g2 = geoms[:, 0], geoms[:, 1]
-                other = np.where(g1 == self.ground, g2, np.where(g2 == self.ground, g1, -1))
-                hits = other[other >= 0]
-                agent = self._geom_agent[hits]
-                ok = agent >= 0
-                ground[agent[ok], self._geom_part[hits[ok]]] = True
+                pairs.append(self.data.contact.geom[:ncon].copy())
+        if pairs:
+            # contacts of every substep count: mark the parts in any pair with the ground
+            geoms = np.concatenate(pairs)
+            g1, g2 = geoms[:, 0], geoms[:, 1]
+            flat = np.where(
+                g1 == self.ground, self._geom_flat[g2], np.where(g2 == self.ground, self._geom_flat[g1], -1)
+            )
+            ground.reshape(-1)[flat[flat >= 0]] = True
         self._update_frames()
         started = ground & ~self.touching_ground
         self.touching_ground = ground
