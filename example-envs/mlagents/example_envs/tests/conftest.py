@@ -33,8 +33,12 @@ def _build(name: str) -> str:
 
 
 def _make_env(build: str, base_port: int, worker_id: int) -> UnityEnvironment:
-    # Seeds per worker come from the Python side; here simply the worker id.
-    return UnityEnvironment(build, worker_id=worker_id, base_port=base_port, seed=worker_id, no_graphics=True)
+    # Seeds per worker come from the Python side; here simply the worker id. Two builds of the
+    # articulated scenes can take over the default 30 s to connect on a heavily loaded machine; the
+    # wait ends as soon as a build connects, so a longer limit only matters when one never does.
+    return UnityEnvironment(
+        build, worker_id=worker_id, base_port=base_port, seed=worker_id, no_graphics=True, timeout_wait=120
+    )
 
 
 class ScriptedPolicy:
