@@ -16,12 +16,12 @@ twenty policy updates (one per 10240 experiences of the 72 players, about every 
 players start to get under the ball and the mean climbs steadily. Each summary window holds
 about 2500 finished points, so its mean is precise to about 0.001.
 
-Reacher: +0.01 for every physics step with the hand in the goal. The untrained arm sweeps through
-the goal by chance, some 0.3 per episode; with the shipped settings (an update each time the 40
-arms hand in their 1000-decision trajectories, about every 2000 steps) PPO's mean climbs to about twice that within
-some 35000 steps (the benchmark of 30 needs far longer). Each 3000-step summary window holds the
-1000-decision episodes of the 40 arms that ended in it (40 or 80), so its mean is precise to
-about 0.04.
+Reacher has no test here. The untrained arm sweeps through the goal by chance, some 0.3 per
+episode, and PPO with the shipped settings rises on most runs but not reliably within a CI
+budget: mean of the summary windows at steps 30000 to 36000 (two instances) 0.58, 0.57, 0.46 and
+0.37 on seeds 1 to 4, against 0.30 to 0.33 in the first two windows; seed 3 rose to 0.54 at step
+18000 and fell back to 0.30 to 0.41. See the Reacher section of
+docs/Learning-Environment-Examples.md.
 """
 
 import re
@@ -35,7 +35,6 @@ from learn_helpers import LearnProcess, assert_nothing_left  # beside the tests,
 REPO = Path(__file__).resolve().parents[4]
 CONFIG = REPO / "config" / "trainer_config.yaml"
 TENNIS = REPO / "example-envs" / "builds" / "Tennis.x86_64"
-REACHER = REPO / "example-envs" / "builds" / "Reacher.x86_64"
 
 SUMMARY = re.compile(
     r"^INFO:mlagents\.trainers: \S+: (?P<brain>\S+): Step: (?P<step>[\d.]+)\. "
@@ -101,24 +100,3 @@ def test_tennis_players_learn_to_return_the_ball(
     start = means[0]
     end = sum(means[-2:]) / 2
     assert end > 0.012 and end > 2.0 * start, means
-
-
-REACHER_BUDGET = 36000
-
-
-@pytest.mark.timeout(900)
-@pytest.mark.skipif(not REACHER.exists(), reason="the Reacher build is missing")
-def test_reacher_arms_learn_to_reach_the_goal(tmp_path: Path, free_port_range: Callable[[int], int]) -> None:
-    """The mean reward of the last three summary windows is above 0.42 and at least 1.3 times
-    the mean of the first two (the untrained level).
-
-    Mean reward per window, steps 3000 to 36000 (two instances, 2026-12-01): seed 1 0.343, 0.312,
-    0.424, 0.354, 0.422, 0.346, 0.403, 0.438, 0.471, 0.514, 0.602, 0.623; seed 2 0.316, 0.278,
-    0.320, 0.332, 0.394, 0.415, 0.476, 0.537, 0.496, 0.538, 0.497, 0.676. Both runs went on to
-    0.50 to 0.67 up to step 48000. Seed 1 rises last, so it is the one run here; the thresholds
-    leave a margin of 1.36 or more on both runs."""
-    means = train(REACHER, "ReacherLearning", REACHER_BUDGET, tmp_path, free_port_range(2), seed=1)
-    assert len(means) >= REACHER_BUDGET // 3000 - 1, means
-    start = sum(means[:2]) / 2
-    end = sum(means[-3:]) / 3
-    assert end > 0.42 and end > 1.3 * start, means
