@@ -4,14 +4,15 @@ Everything runs in process on the Reacher scene (``mlagents.example_envs.reacher
 wire. Three measurements (figures only, no asserts):
 
 1. **Random policies**: mean reward per episode (20 arms, one 1000-decision episode), the share of
-   physics steps with the hand in the goal, and the mean height of the hand below the shoulder,
-   for the untrained 0.9 policy's actions (``clip(N(0, 1), -3, 3) / 3``), full-strength random
-   actions (``clip(N(0, 1), -1, 1)``) and no action at all.
+   physics steps with the hand in the goal, the mean height of the hand below the shoulder and
+   the segments' world angular speeds (mean and largest, seen at the decisions), for the
+   untrained 0.9 policy's actions (``clip(N(0, 1), -3, 3) / 3``), full-strength random actions
+   (``clip(N(0, 1), -1, 1)``) and no action at all.
 2. **How much one action matters**: the 20 arms and their goals stepped directly (default goal
-   size and speed); after 300 decisions of the untrained policy's noise, the arms' state is copied; one decision is played with the noise ``a`` and, from the same state, with
-   ``-a``, then the same noise for 20 more decisions. Printed: the share of those 21-decision
-   stretches with any reward and the share in which the sign of the first action changed the
-   reward.
+   size and speed); after 300 decisions of the untrained policy's noise, the arms' state is
+   copied; one decision is played with the noise ``a`` and, from the same state, with ``-a``,
+   then the same noise for 20 more decisions. Printed: the share of those 21-decision stretches
+   with any reward and the share in which the sign of the first action changed the reward.
 3. **stable-baselines3 PPO** (``--sb3-episodes N``, 0 skips it): PPO on the 20 arms as a 20-way
    vector environment with observation and reward normalisation, n_steps 100 per arm, batch 500,
    5 epochs, gamma 0.995, lambda 0.95, two hidden layers of 128, the mean reward of the episodes that
@@ -74,10 +75,12 @@ def random_policy_figures(name: str, policy: Policy, seed: int) -> None:
         rng = np.random.default_rng(seed)
         totals = np.zeros(ARMS)
         depth = 0.0
+        speeds: list[np.ndarray] = []
         for _ in range(EPISODE):
             batch = env.step({BRAIN: policy(batch.vector_observations, rng)})[BRAIN]
             totals += np.asarray(batch.rewards)
             depth += float(np.mean(PIVOT_HEIGHT - scene.world.hand_positions()[:, 1]))
+            speeds.append(np.linalg.norm(scene.world.angular_velocities(), axis=2))
     finally:
         env.close()
     in_goal = totals.mean() / 0.01 / (EPISODE * 4)
@@ -85,6 +88,12 @@ def random_policy_figures(name: str, policy: Policy, seed: int) -> None:
         f"{name:<28} reward per episode {totals.mean():6.3f} (arms {totals.min():.2f} to {totals.max():.2f}), "
         f"hand in the goal {100 * in_goal:4.2f} % of physics steps, "
         f"hand {depth / EPISODE:5.2f} below the shoulder on average"
+    )
+    speed = np.array(speeds)  # (decisions, arms, segments), at the decisions
+    print(
+        f"{'':<28} world angular speed, upper segment mean {speed[..., 0].mean():4.2f} max "
+        f"{speed[..., 0].max():5.2f} rad/s, lower segment mean {speed[..., 1].mean():4.2f} max "
+        f"{speed[..., 1].max():5.2f} rad/s"
     )
 
 

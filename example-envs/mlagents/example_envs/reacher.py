@@ -27,9 +27,10 @@ far end; both weigh 1 (B's mass spread over capsule and hand by volume, which mo
 mass 1.46 below its middle). Each joint is the original's ConfigurableJoint with the angular X
 axis (world x at rest) free, Y (the segment's long axis at rest) locked and Z (world z at rest)
 free: in PhysX's swing-twist terms a twist about x followed by a swing about z only, i.e. exactly
-two hinges, the outer about z, the inner about x. Like PhysX, every step scales the angular
-velocities by 1 - 0.05 x 0.02 (angular drag) and caps each segment's angular speed at 7 rad/s
-(Unity's default maximum angular velocity).
+two hinges, the outer about z, the inner about x. Angular drag (0.05) and Unity's default maximum
+angular velocity (7 rad/s) act as in PhysX: on each segment's own world angular velocity (plus
+the applied torque's change) before the joints are solved; the joints then spread the change
+over the arm (see :meth:`ReacherWorld._drag_and_cap_impulses`).
 
 :func:`reacher_heuristic` is a scripted decision from the observations (a spring-damper force
 on the hand toward the goal and a pull of the elbow toward an inverse-kinematics pose, turned
@@ -216,31 +217,45 @@ class ReacherWorld:
         self.data.xfrc_applied[self.bodies[agents], 3:] = -_to_unity(torques)
 
     def step(self) -> None:
-        """One 0.02 s step, then PhysX's angular drag and the 7 rad/s cap of each segment."""
+        """One 0.02 s step with PhysX's angular drag and 7 rad/s cap on each segment."""
+        self.data.qfrc_applied[:] = self._drag_and_cap_impulses() / TIMESTEP
         mujoco.mj_step(self.model, self.data)
         self.data.xfrc_applied[:] = 0.0
-        self._qvel *= self._decay
         self._update_frames()
-        omega = self.data.cvel[self.bodies, :3]
-        speed_a = np.linalg.norm(omega[:, 0], axis=1)
-        speed_b = np.linalg.norm(omega[:, 1], axis=1)
-        if (speed_a > MAX_ANGULAR_SPEED).any() or (speed_b > MAX_ANGULAR_SPEED).any():
-            self._cap_angular_speeds(omega, speed_a)
 
-    def _cap_angular_speeds(self, omega: np.ndarray, speed_a: np.ndarray) -> None:
-        # A: its world angular velocity is its joint's rate turned into world axes: scaling caps it exactly
-        scale_a = np.minimum(1.0, MAX_ANGULAR_SPEED / np.maximum(speed_a, 1e-12))
-        self._qvel[:, 0] *= scale_a[:, None]
-        omega_a = omega[:, 0] * scale_a[:, None]
-        relative = omega[:, 1] - omega[:, 0]
-        # B: the largest s in [0, 1] with |omega_a + s relative| <= 7 scales B's own hinge rates
-        a = (relative * relative).sum(1)
-        b = 2.0 * (omega_a * relative).sum(1)
-        c = (omega_a * omega_a).sum(1) - MAX_ANGULAR_SPEED**2
-        root = np.sqrt(np.maximum(b * b - 4.0 * a * c, 0.0))
-        limit = np.where(a > 1e-12, (-b + root) / np.maximum(2.0 * a, 1e-12), 1.0)
-        self._qvel[:, 1] *= np.clip(limit, 0.0, 1.0)[:, None]
-        mujoco.mj_comVel(self.model, self.data)
+    def world_inertias(self) -> np.ndarray:
+        """Inertia tensors of the segments about their centres of mass, world axes (MuJoCo's)
+        ``(20, 2, 3, 3)``."""
+        rotation = self.data.ximat[self.bodies].reshape(NUM_AGENTS, 2, 3, 3)
+        principal = self.model.body_inertia[self.bodies]
+        return np.einsum("nbij,nbj,nbkj->nbik", rotation, principal, rotation)
+
+    def _drag_and_cap_impulses(self) -> np.ndarray:
+        """Joint impulses ``(80,)`` that give this step PhysX's drag and cap.
+
+        PhysX works on each body alone before its joint solver: the body's world angular
+        velocity plus the applied torque's change (its unconstrained velocity) is scaled by
+        1 - angular drag x dt and then clamped to the maximum angular speed; the linear velocity
+        keeps its value. The joint solver then makes the bodies' velocities agree with the
+        joints again, which spreads each body's change over the arm in proportion to the
+        inertias (a projection in the mass metric). In joint coordinates that projection of a
+        change of angular momentum h_i on body i is the generalised impulse sum_i J_i^T h_i (J_i:
+        the world axes of the hinges that turn body i), which the step adds as a generalised
+        force. So a spinning segment loses only its spin about its own centre of mass, and its
+        world angular speed may stay above the cap for a few steps."""
+        inertia = self.world_inertias()
+        omega = self.data.cvel[self.bodies, :3]  # world angular velocities, MuJoCo axes
+        torque = self.data.xfrc_applied[self.bodies, 3:]
+        free = omega + np.linalg.solve(inertia, torque[..., None])[..., 0] * TIMESTEP
+        damped = free * self._decay
+        speed = np.linalg.norm(damped, axis=2, keepdims=True)
+        capped = damped * np.minimum(1.0, MAX_ANGULAR_SPEED / np.maximum(speed, 1e-12))
+        momentum = np.einsum("nbij,nbj->nbi", inertia, capped - free)
+        # per agent A's hinges (swing, twist), then B's: A's turn both segments, B's turn B only
+        axes = self.data.xaxis.reshape(NUM_AGENTS, 2, 2, 3)
+        on_a = np.einsum("njk,nk->nj", axes[:, 0], momentum[:, 0] + momentum[:, 1])
+        on_b = np.einsum("njk,nk->nj", axes[:, 1], momentum[:, 1])
+        return np.stack([on_a, on_b], 1).reshape(-1)
 
 
 class Reacher(Scene):
