@@ -1,5 +1,6 @@
 """Project-wide test settings and fixtures."""
 
+import signal
 import tempfile
 from collections.abc import Callable
 
@@ -37,6 +38,11 @@ _rendered_outcomes: dict[str, tuple[str, str]] = {}
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # A shell starts a background job (`pytest ... &`) with SIGINT ignored, and processes inherit
+    # that: Ctrl-C tests would then wait for a KeyboardInterrupt that never comes. Give the suite
+    # (and the processes it starts) the interpreter's usual Ctrl-C behaviour in any case.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     config.addinivalue_line(
         "markers", "renders: renders with OpenGL, so it runs in a Python process without TensorFlow"
     )
