@@ -131,10 +131,10 @@ def report_rise(seed: int, output: str, workdir: Path) -> None:
     print("  budget S: rise of the windows after S/2 over the first two; slope of all windows to S")
     for budget in range(4 * WINDOW, windows[-1].step + 1, WINDOW):
         difference, z = rise(windows, 2, budget // 2, budget)
-        slope, slope_z = trend([window for window in windows if window.step <= budget], WINDOW)
+        slope, slope_z, chi_square = trend([window for window in windows if window.step <= budget], WINDOW)
         print(
             f"  S {budget:>6}  rise {difference:+5.2f} (z {z:4.1f})"
-            f"  slope {slope:+.3f} per window (z {slope_z:4.1f})"
+            f"  slope {slope:+.3f} per window (z {slope_z:4.1f}, reduced chi-square {chi_square:.2f})"
         )
 
 

@@ -102,18 +102,24 @@ def rise(windows: list[Window], first: int, after: int, until: int) -> tuple[flo
     return difference, difference / math.hypot(early_se, late_se)
 
 
-def trend(windows: list[Window], per: int) -> tuple[float, float]:
-    """The slope of the windows' means against their steps (least squares, each window weighted by
-    the inverse square of its standard error), in reward per ``per`` steps: (slope, slope / its
-    standard error)."""
+def trend(windows: list[Window], per: int) -> tuple[float, float, float]:
+    """A straight line through the windows' means against their steps (least squares, each window
+    weighted by the inverse square of its standard error).
+
+    :returns: its slope in reward per ``per`` steps; the slope over its standard error, that error
+        scaled up by the square root of the reduced chi-square when the windows scatter around the
+        line more than their standard errors say (policy updates add noise of their own); and the
+        reduced chi-square itself.
+    """
     assert len(windows) >= 3, "a trend needs three summary windows or more"
     weights = [1.0 / window.variance_of_mean for window in windows]
     xs = [window.step / per for window in windows]
+    ys = [window.mean for window in windows]
     total = sum(weights)
     x_mean = sum(w * x for w, x in zip(weights, xs)) / total
-    y_mean = sum(w * window.mean for w, window in zip(weights, windows)) / total
+    y_mean = sum(w * y for w, y in zip(weights, ys)) / total
     spread = sum(w * (x - x_mean) ** 2 for w, x in zip(weights, xs))
-    slope = (
-        sum(w * (x - x_mean) * (window.mean - y_mean) for w, x, window in zip(weights, xs, windows)) / spread
-    )
-    return slope, slope * math.sqrt(spread)
+    slope = sum(w * (x - x_mean) * (y - y_mean) for w, x, y in zip(weights, xs, ys)) / spread
+    residuals = sum(w * (y - y_mean - slope * (x - x_mean)) ** 2 for w, x, y in zip(weights, xs, ys))
+    chi_square = residuals / (len(windows) - 2)
+    return slope, slope * math.sqrt(spread / max(1.0, chi_square)), chi_square

@@ -121,24 +121,26 @@ def test_trains_with_the_shipped_section(crawler_run: tuple[Path, str]) -> None:
 
 
 def test_reward_rises(crawler_run: tuple[Path, str]) -> None:
-    """The weighted slope of the windows' mean rewards is at least Z standard errors above 0, and
-    the windows of the run's second half are at least D above the first two windows.
+    """The slope of a line fitted through the windows' mean rewards is more than 3 standard errors
+    above 0, and the windows of the run's second half are more than 1.0 (and more than 3 standard
+    errors) above the first two windows: a rise that episode-to-episode noise would show by chance
+    about once in a thousand runs.
 
     Window means (steps 3000 to 36,000) of runs with seed 1: 0.64, 0.22, 1.34, 0.26, 1.64, 1.60,
-    2.17, 1.46, 3.38, 3.95, 2.20, 4.30 (slope z 7.6; second half +2.48 above the first two
+    2.17, 1.46, 3.38, 3.95, 2.20, 4.30 (slope z 5.3; second half +2.48 above the first two
     windows, z 6.3); seed 2: 0.94, 0.94, 0.68, 1.15, 1.04, 1.27, 1.60, 1.59, 2.61, 2.53, 4.02,
-    3.54 (slope z 6.4; +1.70, z 4.4). Runs with two instances are not exactly repeatable (the
-    workers' experiences reach the trainer in the order they finish), so the seed that rose latest
-    is the one run here, and the thresholds leave a margin of 2.4 standard errors or more on every
-    run seen. The windows' scatter around the fitted line matches their standard errors (reduced
-    chi-square 0.4 to 2), so the z-scores are not inflated by noise the standard errors miss.
+    3.54 (slope z 6.4; +1.70, z 4.4). The windows scatter around the line about as their standard
+    errors say (reduced chi-square 1.0 for seed 2, 2.0 for seed 1, whose z-score is scaled down by
+    the square root of that). Runs with two instances are not exactly repeatable (the workers'
+    experiences reach the trainer in the order they finish), so the seed that rose latest is the
+    one run here; the thresholds leave a margin of 1.4 standard errors or more on every run seen.
     """
     cwd, output = crawler_run
     windows = windows_of(cwd, output)
-    slope, slope_z = trend(windows, WINDOW)
+    slope, slope_z, chi_square = trend(windows, WINDOW)
     difference, difference_z = rise(windows, 2, BUDGET // 2, BUDGET)
     figures = [round(window.mean, 2) for window in windows]
-    assert slope_z > 4.0, (slope, slope_z, figures)
+    assert slope_z > 3.0, (slope, slope_z, chi_square, figures)
     assert difference > 1.0 and difference_z > 3.0, (difference, difference_z, figures)
 
 
