@@ -19,7 +19,7 @@ the slope's z-score says how many standard errors of episode-to-episode noise th
 by, so the threshold is a statistical one rather than a reward level picked by hand.
 
 The policy is updated every 20,240 experiences (about every 1700 steps); the reward stays at the
-untrained level for the first 10 to 20 updates and then climbs steadily (figures of four seeds
+untrained level for the first 10 to 15 updates and then climbs steadily (figures of four seeds
 below and in docs/Learning-Environment-Examples.md, Crawler, Training; ``benchmarks/crawler_rise.py``
 measures them).
 """
@@ -44,7 +44,7 @@ WINDOW = 3000
 AGENTS = 12
 #: Steps of the run (a multiple of WINDOW) and its seed; see test_reward_rises for the figures.
 BUDGET = 36000
-SEED = 2
+SEED = 4
 
 pytestmark = [
     pytest.mark.skipif(not BUILD.exists(), reason="the CrawlerStatic build is missing"),
@@ -122,18 +122,23 @@ def test_trains_with_the_shipped_section(crawler_run: tuple[Path, str]) -> None:
 
 def test_reward_rises(crawler_run: tuple[Path, str]) -> None:
     """The slope of a line fitted through the windows' mean rewards is more than 3 standard errors
-    above 0, and the windows of the run's second half are more than 1.0 (and more than 3 standard
-    errors) above the first two windows: a rise that episode-to-episode noise would show by chance
-    about once in a thousand runs.
+    above 0 (episode-to-episode noise alone would show that about once in a thousand runs), and
+    the windows of the run's second half are more than 0.75 (and 2 standard errors) above the first
+    two windows.
 
-    Window means (steps 3000 to 36,000) of runs with seed 1: 0.64, 0.22, 1.34, 0.26, 1.64, 1.60,
-    2.17, 1.46, 3.38, 3.95, 2.20, 4.30 (slope z 5.3; second half +2.48 above the first two
-    windows, z 6.3); seed 2: 0.94, 0.94, 0.68, 1.15, 1.04, 1.27, 1.60, 1.59, 2.61, 2.53, 4.02,
-    3.54 (slope z 6.4; +1.70, z 4.4). The windows scatter around the line about as their standard
-    errors say (reduced chi-square 1.0 for seed 2, 2.0 for seed 1, whose z-score is scaled down by
-    the square root of that). Runs with two instances are not exactly repeatable (the workers'
-    experiences reach the trainer in the order they finish), so the seed that rose latest is the
-    one run here; the thresholds leave a margin of 1.4 standard errors or more on every run seen.
+    Window means (steps 3000 to 36,000), the slope's z-score and the second half's rise (z-score):
+
+    - seed 1: 0.64, 0.22, 1.34, 0.26, 1.64, 1.60, 2.17, 1.46, 3.38, 3.95, 2.20, 4.30; 5.3; +2.48 (6.3)
+    - seed 2: 0.94, 0.94, 0.68, 1.15, 1.04, 1.27, 1.60, 1.59, 2.61, 2.53, 4.02, 3.54; 6.4; +1.70 (4.4)
+    - seed 3: 0.22, 0.57, -0.25, 0.95, 1.61, 1.08, 2.37, 1.46, 2.22, 3.20, 2.91, 3.65; 7.8; +2.24 (5.7)
+    - seed 4: -0.16, 1.85, 0.83, 0.66, 1.24, 1.81, 1.40, 1.42, 2.47, 2.41, 3.03, 3.53; 5.9; +1.53 (4.0)
+
+    The windows scatter around the line about as their standard errors say (reduced chi-square 0.9
+    to 1.2; 2.0 for seed 1, whose z-score is scaled down by the square root of that). Runs with two
+    instances are not exactly repeatable (the workers' experiences reach the trainer in the order
+    they finish), so the seed that rose latest (seed 4: the smallest rise, and with seed 2 the
+    slowest slope) is the one run here; the thresholds leave a margin of 2 standard errors or more
+    on every run seen.
     """
     cwd, output = crawler_run
     windows = windows_of(cwd, output)
@@ -141,7 +146,7 @@ def test_reward_rises(crawler_run: tuple[Path, str]) -> None:
     difference, difference_z = rise(windows, 2, BUDGET // 2, BUDGET)
     figures = [round(window.mean, 2) for window in windows]
     assert slope_z > 3.0, (slope, slope_z, chi_square, figures)
-    assert difference > 1.0 and difference_z > 3.0, (difference, difference_z, figures)
+    assert difference > 0.75 and difference_z > 2.0, (difference, difference_z, figures)
 
 
 def test_exported_model_plays_the_scene(crawler_run: tuple[Path, str]) -> None:
