@@ -1,26 +1,32 @@
 """How early and how clearly CrawlerStatic's reward rises under PPO with the shipped configuration.
 
 Runs the real command (the shipped ``config/trainer_config.yaml`` unchanged, so the learning-rate
-schedule is the one of a full run)
+schedule is the one of a full run) for each of ``--seeds``, at most ``--parallel`` at a time
 
     mlagents-learn config/trainer_config.yaml --env example-envs/builds/CrawlerStatic.x86_64 --train
-                   --num-envs 2 --no-graphics --seed S --save-freq F --keep-checkpoints 1000
+                   --num-envs 2 --no-graphics --seed S
 
-in a temporary folder, stops it with SIGTERM once its console reports ``--max-steps``, and prints
-the console's summary lines (mean and standard deviation of the episode rewards of each window).
-Then every checkpoint the run saved (every ``--save-freq`` steps), and a freshly initialised network
-(the model of step 0), is exported to a ``.nn`` file and played in-process (the example SDK's
-``LocalEnvironment`` and its ``.nn`` reader, actions sampled as in a build) from ``--eval-seeds``
-resets of ``--eval-decisions`` decisions each; every model plays each agent's k-th episode on the
-same action noise. For each model the script prints the mean reward per decision with its standard
-error over the agent-runs (12 agents per reset), the falls per decision, the paired difference to
-the model of step 0 with its standard error, and how many evaluation decisions per model a
-separation of five standard errors of that difference would take.
+in a temporary folder, stops it with SIGTERM once its console reports ``--max-steps``, and reads the
+run's own summaries: per window of 3000 steps the console's mean and standard deviation of the
+episode rewards and TensorBoard's mean episode length (which gives the number of episodes of the
+window). For every budget S it prints the two criteria of ``test_crawler_learning.py``
+(``reward_windows.rise`` and ``reward_windows.trend``): how far the windows after S/2 are above the
+first two windows, and the weighted slope of all windows up to S, each with its z-score (standard
+errors of the episode-to-episode noise).
+
+With ``--play``, every checkpoint the run saved (every ``--save-freq`` steps), and a freshly
+initialised network (the model of step 0), is also exported to a ``.nn`` file and played
+in-process (the example SDK's ``LocalEnvironment`` and its ``.nn`` reader, actions sampled as in a
+build) from ``--eval-seeds`` resets of ``--eval-decisions`` decisions each; every model plays each
+agent's k-th episode on the same action noise. For each model the script prints the mean reward per
+decision with its standard error over the agent-runs (12 agents per reset), the falls per decision,
+the paired difference to the model of step 0 with its standard error, and how many evaluation
+decisions per model a separation of five standard errors of that difference would take.
 
 Usage::
 
-    python benchmarks/crawler_rise.py                                   # 42,000 steps, checkpoints every 6000
-    python benchmarks/crawler_rise.py --max-steps 24000 --save-freq 12000 --seed 6 --eval-seeds 20
+    python benchmarks/crawler_rise.py --seeds 1 2 3 4 --max-steps 36000   # summaries of 4 runs
+    python benchmarks/crawler_rise.py --play --max-steps 24000 --save-freq 12000 --seed 6 --eval-seeds 20
 
 Prints figures only; it asserts nothing. Wall-clock figures depend on the machine and its load.
 """
@@ -28,13 +34,15 @@ Prints figures only; it asserts nothing. Wall-clock figures depend on the machin
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
-import re
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -43,19 +51,23 @@ import yaml
 
 from mlagents.example_envs.ports import find_free_port_range
 
+# the summary readers of the learning tests
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ml-agents" / "mlagents" / "trainers" / "tests"))
+from reward_windows import read_windows, rise, summary_lines, trend
+
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "config" / "trainer_config.yaml"
 BUILD = REPO / "example-envs" / "builds" / "CrawlerStatic.x86_64"
 BRAIN = "CrawlerStaticLearning"
 AGENTS = 12
-SUMMARY = re.compile(
-    r"INFO:mlagents\.trainers: \S+: CrawlerStaticLearning: Step: (?P<step>[\d.]+)\. "
-    r"Time Elapsed: (?P<elapsed>[\d.]+) s Mean Reward: (?P<mean>-?[\d.]+)\. Std of Reward: (?P<std>[\d.]+)\."
-)
+WINDOW = 3000  # the shipped summary_freq of CrawlerStaticLearning
 
 
-def train(workdir: Path, max_steps: int, save_freq: int, seed: int) -> list[dict[str, float]]:
-    """Run mlagents-learn until the summary of ``max_steps`` (SIGTERM then); its summary lines."""
+def train(workdir: Path, max_steps: int, save_freq: int, seed: int) -> str:
+    """Run mlagents-learn until the summary of ``max_steps`` (SIGTERM then); return its output.
+
+    A ``save_freq`` of 0 keeps the default checkpoints; otherwise every checkpoint is kept.
+    """
     port = find_free_port_range(2)
     command = [
         sys.executable,
@@ -70,10 +82,10 @@ def train(workdir: Path, max_steps: int, save_freq: int, seed: int) -> list[dict
         f"--seed={seed}",
         "--run-id=rise",
         f"--base-port={port}",
-        f"--save-freq={save_freq}",
-        "--keep-checkpoints=1000",
     ]
-    lines: list[dict[str, float]] = []
+    if save_freq:
+        command += [f"--save-freq={save_freq}", "--keep-checkpoints=1000"]
+    output: list[str] = []
     started = time.monotonic()
     process = subprocess.Popen(
         command,
@@ -86,12 +98,12 @@ def train(workdir: Path, max_steps: int, save_freq: int, seed: int) -> list[dict
     try:
         assert process.stdout is not None
         for text in process.stdout:
-            match = SUMMARY.search(text)
-            if match:
-                line = {key: float(value) for key, value in match.groupdict().items()}
-                lines.append(line)
+            output.append(text)
+            lines = summary_lines(text, BRAIN)
+            if lines:
+                line = lines[0]
                 print(
-                    f"  step {line['step']:>8.0f}  {time.monotonic() - started:6.0f} s  "
+                    f"  seed {seed}  step {line['step']:>8.0f}  {time.monotonic() - started:6.0f} s  "
                     f"mean reward {line['mean']:6.2f}  std {line['std']:5.2f}",
                     flush=True,
                 )
@@ -104,7 +116,26 @@ def train(workdir: Path, max_steps: int, save_freq: int, seed: int) -> list[dict
             process.wait()
     if process.returncode != 0:
         raise SystemExit(f"mlagents-learn ended with status {process.returncode}; see {workdir}")
-    return lines
+    return "".join(output)
+
+
+def report_rise(seed: int, output: str, workdir: Path) -> None:
+    """Print the run's summary windows and, for every budget, the rise and trend criteria."""
+    windows = read_windows(output, workdir / "summaries" / f"rise_{BRAIN}", BRAIN, WINDOW, AGENTS)
+    print(f"\nSeed {seed}, summary windows of {WINDOW} steps (mean reward +- standard error, episodes):")
+    for window in windows:
+        print(
+            f"  step {window.step:>6}  {window.mean:6.2f} +- {window.variance_of_mean**0.5:.2f}"
+            f"  ({window.episodes:.0f} episodes)"
+        )
+    print("  budget S: rise of the windows after S/2 over the first two; slope of all windows to S")
+    for budget in range(4 * WINDOW, windows[-1].step + 1, WINDOW):
+        difference, z = rise(windows, 2, budget // 2, budget)
+        slope, slope_z, chi_square = trend([window for window in windows if window.step <= budget], WINDOW)
+        print(
+            f"  S {budget:>6}  rise {difference:+5.2f} (z {z:4.1f})"
+            f"  slope {slope:+.3f} per window (z {slope_z:4.1f}, reduced chi-square {chi_square:.2f})"
+        )
 
 
 def section() -> dict[str, Any]:
@@ -184,47 +215,68 @@ def evaluate(model: str, seeds: list[int], decisions: int) -> tuple[np.ndarray, 
     return np.concatenate(per_run), falls / (len(seeds) * AGENTS * decisions)
 
 
+def play_checkpoints(workdir: Path, seed: int, eval_seeds: int, eval_decisions: int) -> None:
+    """Play the run's checkpoints and a fresh network; print each model's reward per decision."""
+    models = export_models(workdir, seed)
+    seeds = list(range(1, eval_seeds + 1))
+    print(
+        f"\nSeed {seed}: models played from {len(seeds)} resets x {AGENTS} agents x {eval_decisions} decisions "
+        "(reward per decision, mean +- standard error over agent-runs):",
+        flush=True,
+    )
+    base: np.ndarray | None = None
+    for step, model in sorted(models.items()):
+        started = time.monotonic()
+        rewards, falls = evaluate(model, seeds, eval_decisions)
+        se = rewards.std(ddof=1) / np.sqrt(rewards.size)
+        row = f"  step {step:>6}  {rewards.mean():7.4f} +- {se:.4f}  falls/decision {falls:.4f}"
+        if base is None:
+            base = rewards
+        else:
+            paired = rewards - base
+            diff = paired.mean()
+            diff_se = paired.std(ddof=1) / np.sqrt(paired.size)
+            # decisions per model for 5 standard errors: the SE shrinks with the square root
+            needed = rewards.size * eval_decisions * (5.0 * diff_se / abs(diff)) ** 2 if diff else np.inf
+            row += f"  vs step 0 {diff:+.4f} +- {diff_se:.4f}  (5 SE need {needed:,.0f} decisions per model)"
+        print(f"{row}  [{time.monotonic() - started:.0f} s]", flush=True)
+
+
+def one_seed(seed: int, args: argparse.Namespace) -> tuple[int, str]:
+    """Train with ``seed`` in a temporary folder; report its summaries (and play its checkpoints)."""
+    with tempfile.TemporaryDirectory(prefix="crawler_rise_") as folder:
+        workdir = Path(folder)
+        output = train(workdir, args.max_steps, args.save_freq if args.play else 0, seed)
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            report_rise(seed, output, workdir)
+        if args.play:
+            print(buffer.getvalue(), flush=True)
+            play_checkpoints(workdir, seed, args.eval_seeds, args.eval_decisions)
+            return seed, ""
+        return seed, buffer.getvalue()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--max-steps", type=int, default=42000, help="steps of the training run")
-    parser.add_argument("--save-freq", type=int, default=6000, help="steps between evaluated checkpoints")
-    parser.add_argument("--seed", type=int, default=5, help="seed of the training run")
-    parser.add_argument("--eval-seeds", type=int, default=10, help="resets (of 12 agents) per model")
+    parser.add_argument("--max-steps", type=int, default=36000, help="steps of each training run")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[5], help="seeds of the training runs")
+    parser.add_argument(
+        "--parallel", type=int, default=1, help="training runs at a time (2 cores each would be best)"
+    )
+    parser.add_argument("--play", action="store_true", help="also play the checkpoints in-process")
+    parser.add_argument("--save-freq", type=int, default=6000, help="steps between played checkpoints")
+    parser.add_argument("--eval-seeds", type=int, default=10, help="resets (of 12 agents) per played model")
     parser.add_argument("--eval-decisions", type=int, default=200, help="decisions per reset")
     args = parser.parse_args()
     if not BUILD.exists():
         raise SystemExit(f"There is no build {BUILD}; build the examples first (see CONTRIBUTING.md).")
-    with tempfile.TemporaryDirectory(prefix="crawler_rise_") as folder:
-        workdir = Path(folder)
-        print(f"Training {args.max_steps} steps (seed {args.seed}), summaries every 3000 steps:", flush=True)
-        train(workdir, args.max_steps, args.save_freq, args.seed)
-        models = export_models(workdir, args.seed)
-        seeds = list(range(1, args.eval_seeds + 1))
-        print(
-            f"\nModels played from {len(seeds)} resets x {AGENTS} agents x {args.eval_decisions} decisions "
-            "(reward per decision, mean +- standard error over agent-runs):",
-            flush=True,
-        )
-        base: np.ndarray | None = None
-        for step, model in sorted(models.items()):
-            started = time.monotonic()
-            rewards, falls = evaluate(model, seeds, args.eval_decisions)
-            se = rewards.std(ddof=1) / np.sqrt(rewards.size)
-            row = f"  step {step:>6}  {rewards.mean():7.4f} +- {se:.4f}  falls/decision {falls:.4f}"
-            if base is None:
-                base = rewards
-            else:
-                paired = rewards - base
-                diff = paired.mean()
-                diff_se = paired.std(ddof=1) / np.sqrt(paired.size)
-                # decisions per model for 5 standard errors: the SE shrinks with the square root
-                needed = (
-                    rewards.size * args.eval_decisions * (5.0 * diff_se / abs(diff)) ** 2 if diff else np.inf
-                )
-                row += (
-                    f"  vs step 0 {diff:+.4f} +- {diff_se:.4f}  (5 SE need {needed:,.0f} decisions per model)"
-                )
-            print(f"{row}  [{time.monotonic() - started:.0f} s]", flush=True)
+    if args.play and args.parallel != 1:
+        raise SystemExit("--play plays the checkpoints one run at a time; leave --parallel at 1 with it.")
+    print(f"Training {args.max_steps} steps per seed, summaries every {WINDOW} steps:", flush=True)
+    with ThreadPoolExecutor(max_workers=args.parallel) as pool:
+        for _, report in pool.map(lambda seed: one_seed(seed, args), args.seeds):
+            print(report, end="", flush=True)
 
 
 if __name__ == "__main__":
