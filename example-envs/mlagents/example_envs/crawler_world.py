@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import mujoco
 import numpy as np
 
+from .articulated import AppliedActions, com_velocities, mark_ground_contacts, step_contact_pairs
 from .crawler_body import (
     DAMPER,
     HINGE_PARTS,
@@ -24,7 +25,6 @@ from .crawler_body import (
     model_options,
     to_mujoco,
 )
-from .vector3 import cross3
 
 RAY_LENGTH = 10.0
 _DOWN = np.array([0.0, 0.0, -1.0])
@@ -101,8 +101,7 @@ class CrawlerWorld:
         self._tree_roots = self.model.body_rootid[self.parts]
         self._bodies = self.parts[:, 0]
         self._body_roots = self._tree_roots[:, 0]
-        # the actions last turned into drives, per crawler (NaN: none yet)
-        self._applied = np.full((n, 20), np.nan, dtype=np.float32)
+        self._applied = AppliedActions(n, 20)
         self._update_frames()
 
     # ------------------------------------------------------------ state, Unity axes
@@ -130,17 +129,12 @@ class CrawlerWorld:
     def velocities(self) -> tuple[np.ndarray, np.ndarray]:
         """Angular velocities and centre-of-mass velocities of the parts ``(n, 9, 3)`` each, Unity
         axes (the angular velocity, a pseudo-vector, changes sign under the axis swap)."""
-        cvel = self.data.cvel[self.parts]
-        omega = cvel[..., :3]
-        offset = self.data.xipos[self.parts] - self.data.subtree_com[self._tree_roots]
-        linear = cvel[..., 3:] + cross3(omega, offset)
+        omega, linear = com_velocities(self.data, self.parts, self._tree_roots)
         return -to_mujoco(omega), to_mujoco(linear)
 
     def body_com_velocities(self) -> np.ndarray:
         """The body sphere's velocity ``(n, 3)``, Unity axes (the body rows of :meth:`velocities`)."""
-        cvel = self.data.cvel[self._bodies]
-        offset = self.data.xipos[self._bodies] - self.data.subtree_com[self._body_roots]
-        return to_mujoco(cvel[:, 3:] + cross3(cvel[:, :3], offset))
+        return to_mujoco(com_velocities(self.data, self._bodies, self._body_roots)[1])
 
     def target_positions(self) -> np.ndarray:
         """Target box centres ``(n, 3)``, Unity axes."""
@@ -165,12 +159,9 @@ class CrawlerWorld:
         part: force cap (s + 1) / 2 x 10000, not clamped above; a negative cap acts as 0).
         Crawlers whose actions are the ones already applied are skipped (the scene sets the
         held action again in every physics step, and the result would be the same)."""
-        changed = (self._applied[agents] != actions).any(1)
-        if not changed.all():
-            if not changed.any():
-                return
-            agents, actions = agents[changed], actions[changed]
-        self._applied[agents] = actions
+        agents, actions = self._applied.new(agents, actions)
+        if agents.size == 0:
+            return
         a = actions.astype(np.float64)
         k = agents.size
         per_hinge = np.empty((k, HINGES))
@@ -223,14 +214,9 @@ class CrawlerWorld:
         target, ``(n, 9)`` bool each (contacts seen in any substep count)."""
         ground = np.zeros((self.n, PARTS), dtype=bool)
         target = np.zeros((self.n, PARTS), dtype=bool)
-        pairs = []
-        for _ in range(SUBSTEPS):
-            mujoco.mj_step(self.model, self.data)
-            ncon = self.data.ncon
-            if ncon:
-                pairs.append(self.data.contact.geom[:ncon].copy())
-        if pairs:
-            self._collect_contacts(np.concatenate(pairs), ground, target)
+        pairs = step_contact_pairs(self.model, self.data, SUBSTEPS)
+        if pairs is not None:
+            self._collect_contacts(pairs, ground, target)
         self._update_frames()
         started = ground & ~self.touching_ground
         self.touching_ground = ground
@@ -240,13 +226,10 @@ class CrawlerWorld:
     def _collect_contacts(self, geoms: np.ndarray, ground: np.ndarray, target: np.ndarray) -> None:
         """Mark the parts in the contact pairs ``geoms`` ``(m, 2)`` (of all substeps) that touch
         the ground or their own crawler's target."""
-        g1, g2 = geoms[:, 0], geoms[:, 1]
-        flat = np.where(
-            g1 == self.ground, self._geom_flat[g2], np.where(g2 == self.ground, self._geom_flat[g1], -1)
-        )
-        ground.reshape(-1)[flat[flat >= 0]] = True
+        mark_ground_contacts(geoms, self.ground, self._geom_flat, ground)
         if not self._targets_collide:
             return
+        g1, g2 = geoms[:, 0], geoms[:, 1]
         for a, b in ((g1, g2), (g2, g1)):
             owner = self._target_geom[a]
             agent = self._geom_agent[b]

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import mujoco
 import numpy as np
 
-from .vector3 import cross3
+from .articulated import AppliedActions, com_velocities, mark_ground_contacts, step_contact_pairs
 from .walker_body import (
     DAMPER,
     INITIAL_DAMPER,
@@ -92,8 +92,7 @@ class WalkerWorld:
         self._tree_roots = m.body_rootid[self.parts]
         # flat (walker x part) index of each walker geom, -1 elsewhere: one scatter marks contacts
         self._geom_flat = np.where(self._geom_agent >= 0, self._geom_agent * NUM_PARTS + self._geom_part, -1)
-        # the actions last turned into drives, per walker (NaN: none yet)
-        self._applied = np.full((n, len(TARGET_ACTIONS) + len(STRENGTH_ACTIONS)), np.nan, dtype=np.float32)
+        self._applied = AppliedActions(n, len(TARGET_ACTIONS) + len(STRENGTH_ACTIONS))
         self._update_frames()
 
     # ------------------------------------------------------------ state, Unity axes
@@ -117,18 +116,13 @@ class WalkerWorld:
     def velocities(self) -> tuple[np.ndarray, np.ndarray]:
         """Angular velocities (pseudo-vectors: sign flipped by the axis swap) and centre-of-mass
         velocities ``(n, 16, 3)`` each."""
-        cvel = self.data.cvel[self.parts]
-        omega = cvel[..., :3]
-        offset = self.data.xipos[self.parts] - self.data.subtree_com[self._tree_roots]
-        return -mj(omega), mj(cvel[..., 3:] + cross3(omega, offset))
+        omega, linear = com_velocities(self.data, self.parts, self._tree_roots)
+        return -mj(omega), mj(linear)
 
     def part_velocities(self, parts: list[int]) -> np.ndarray:
         """The centre-of-mass velocities of the parts ``parts`` ``(n, len(parts), 3)`` (those
         rows of :meth:`velocities`)."""
-        bodies = self.parts[:, parts]
-        cvel = self.data.cvel[bodies]
-        offset = self.data.xipos[bodies] - self.data.subtree_com[self._tree_roots[:, parts]]
-        return mj(cvel[..., 3:] + cross3(cvel[..., :3], offset))
+        return mj(com_velocities(self.data, self.parts[:, parts], self._tree_roots[:, parts])[1])
 
     # ------------------------------------------------------------ changes
     def set_drives(self, agents: np.ndarray, actions: np.ndarray) -> None:
@@ -136,12 +130,9 @@ class WalkerWorld:
         strengths from 26..38 (force cap (s + 1) / 2 x 25000, a negative cap acting as 0).
         Walkers whose actions are the ones already applied are skipped (the scene sets the held
         action again in every physics step, and the result would be the same)."""
-        changed = (self._applied[agents] != actions).any(1)
-        if not changed.all():
-            if not changed.any():
-                return
-            agents, actions = agents[changed], actions[changed]
-        self._applied[agents] = actions
+        agents, actions = self._applied.new(agents, actions)
+        if agents.size == 0:
+            return
         a = actions.astype(np.float64)
         k = agents.size
         t = np.clip((a[:, :26] + 1.0) * 0.5, 0.0, 1.0)
@@ -186,20 +177,9 @@ class WalkerWorld:
     def step(self) -> np.ndarray:
         """One physics step; returns which parts started touching the ground ``(n, 16)``."""
         ground = np.zeros((self.n, NUM_PARTS), dtype=bool)
-        pairs = []
-        for _ in range(SUBSTEPS):
-            mujoco.mj_step(self.model, self.data)
-            ncon = self.data.ncon
-            if ncon:
-                pairs.append(self.data.contact.geom[:ncon].copy())
-        if pairs:
-            # contacts of every substep count: mark the parts in any pair with the ground
-            geoms = np.concatenate(pairs)
-            g1, g2 = geoms[:, 0], geoms[:, 1]
-            flat = np.where(
-                g1 == self.ground, self._geom_flat[g2], np.where(g2 == self.ground, self._geom_flat[g1], -1)
-            )
-            ground.reshape(-1)[flat[flat >= 0]] = True
+        pairs = step_contact_pairs(self.model, self.data, SUBSTEPS)
+        if pairs is not None:  # contacts of every substep count
+            mark_ground_contacts(pairs, self.ground, self._geom_flat, ground)
         self._update_frames()
         started = ground & ~self.touching_ground
         self.touching_ground = ground
