@@ -29,6 +29,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import argparse
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -39,6 +40,14 @@ import numpy as np
 from mlagents.envs.brain import BrainInfo, BrainParameters
 from mlagents.trainers.ppo.policy import PPOPolicy
 from mlagents.trainers.trainer_util import load_config
+
+sys.path.insert(
+    0,
+    os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "ml-agents", "mlagents", "trainers", "tests"
+    ),
+)
+from policy_helpers import make_info  # the tests' BrainInfo builder
 
 CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "config", "trainer_config.yaml")
 
@@ -62,21 +71,9 @@ def make_policy(network: str, folder: str) -> PPOPolicy:
 
 
 def brain_info(policy: PPOPolicy, n: int, rng: np.random.Generator) -> BrainInfo:
-    brain = policy.brain
-    total = sum(brain.vector_action_space_size)
-    return BrainInfo(
-        visual_observation=[],
-        vector_observation=rng.normal(size=(n, brain.vector_observation_space_size)).astype(np.float32),
-        text_observations=[""] * n,
-        memory=np.zeros((0, 0)),
-        reward=[0.0] * n,
-        agents=[f"agent{i}" for i in range(n)],
-        local_done=[False] * n,
-        vector_action=np.zeros((n, len(brain.vector_action_space_size))),
-        text_action=[[] for _ in range(n)],
-        max_reached=[False] * n,
-        action_mask=np.ones((n, total)),
-    )
+    """A step of ``n`` agents with normally distributed observations."""
+    observations = rng.normal(size=(n, policy.brain.vector_observation_space_size)).astype(np.float32)
+    return make_info(policy.brain, observations)
 
 
 def microseconds(call: Callable[[], Any], seconds: float) -> float:
