@@ -10,7 +10,7 @@ edges. From those, each window's mean has a standard error, and the difference o
 means a z-score: how many standard errors of episode-to-episode noise the reward rose by.
 
 Imported by name from the test modules (the conftest puts this folder on ``sys.path``) and by
-``benchmarks/crawler_rise.py``.
+``benchmarks/learning_rise.py``.
 """
 
 import math

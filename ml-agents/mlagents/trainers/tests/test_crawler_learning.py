@@ -20,7 +20,7 @@ by, so the threshold is a statistical one rather than a reward level picked by h
 
 The policy is updated every 20,240 experiences (about every 1700 steps); the reward stays at the
 untrained level for the first 10 to 15 updates and then climbs steadily (figures of four seeds
-below and in docs/Learning-Environment-Examples.md, Crawler, Training; ``benchmarks/crawler_rise.py``
+below and in docs/Learning-Environment-Examples.md, Crawler, Training; ``benchmarks/learning_rise.py``
 measures them).
 """
 

@@ -1,20 +1,22 @@
-"""How early and how clearly CrawlerStatic's reward rises under PPO with the shipped configuration.
+"""How early and how clearly the reward of CrawlerStatic or Reacher rises under PPO with the shipped
+configuration (the two scenes with a learning test in CI: test_crawler_learning.py and
+test_reacher_learning.py).
 
 Runs the real command (the shipped ``config/trainer_config.yaml`` unchanged, so the learning-rate
 schedule is the one of a full run) for each of ``--seeds``, at most ``--parallel`` at a time
 
-    mlagents-learn config/trainer_config.yaml --env example-envs/builds/CrawlerStatic.x86_64 --train
+    mlagents-learn config/trainer_config.yaml --env example-envs/builds/<--env>.x86_64 --train
                    --num-envs 2 --no-graphics --seed S
 
 in a temporary folder, stops it with SIGTERM once its console reports ``--max-steps``, and reads the
-run's own summaries: per window of 3000 steps the console's mean and standard deviation of the
+run's own summaries: per summary window (the section's summary_freq, 3000 steps for both) the console's mean and standard deviation of the
 episode rewards and TensorBoard's mean episode length (which gives the number of episodes of the
 window). For every budget S it prints the two criteria of ``test_crawler_learning.py``
-(``reward_windows.rise`` and ``reward_windows.trend``): how far the windows after S/2 are above the
+(``reward_windows.rise`` and ``reward_windows.trend``, the same for Reacher's test): how far the windows after S/2 are above the
 first two windows, and the weighted slope of all windows up to S, each with its z-score (standard
 errors of the episode-to-episode noise).
 
-With ``--play``, every checkpoint the run saved (every ``--save-freq`` steps), and a freshly
+With ``--play`` (CrawlerStatic only), every checkpoint the run saved (every ``--save-freq`` steps), and a freshly
 initialised network (the model of step 0), is also exported to a ``.nn`` file and played
 in-process (the example SDK's ``LocalEnvironment`` and its ``.nn`` reader, actions sampled as in a
 build) from ``--eval-seeds`` resets of ``--eval-decisions`` decisions each; every model plays each
@@ -25,8 +27,9 @@ decisions per model a separation of five standard errors of that difference woul
 
 Usage::
 
-    python benchmarks/crawler_rise.py --seeds 1 2 3 4 --max-steps 36000   # summaries of 4 runs
-    python benchmarks/crawler_rise.py --play --max-steps 24000 --save-freq 12000 --seed 6 --eval-seeds 20
+    python benchmarks/learning_rise.py --seeds 1 2 3 4 --max-steps 36000   # summaries of 4 runs
+    python benchmarks/learning_rise.py --env Reacher --seeds 1 2 3 4 --max-steps 60000 --parallel 2
+    python benchmarks/learning_rise.py --play --max-steps 24000 --save-freq 12000 --seed 6 --eval-seeds 20
 
 Prints figures only; it asserts nothing. Wall-clock figures depend on the machine and its load.
 """
@@ -57,13 +60,13 @@ from reward_windows import read_windows, rise, summary_lines, trend
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "config" / "trainer_config.yaml"
-BUILD = REPO / "example-envs" / "builds" / "CrawlerStatic.x86_64"
-BRAIN = "CrawlerStaticLearning"
-AGENTS = 12
-WINDOW = 3000  # the shipped summary_freq of CrawlerStaticLearning
+BUILDS = REPO / "example-envs" / "builds"
+#: scene -> (brain, agents of one instance, the shipped summary_freq of the brain's section)
+SCENES = {"CrawlerStatic": ("CrawlerStaticLearning", 12, 3000), "Reacher": ("ReacherLearning", 20, 3000)}
+BRAIN, AGENTS, WINDOW = SCENES["CrawlerStatic"]  # --play's scene
 
 
-def train(workdir: Path, max_steps: int, save_freq: int, seed: int) -> str:
+def train(workdir: Path, scene: str, max_steps: int, save_freq: int, seed: int) -> str:
     """Run mlagents-learn until the summary of ``max_steps`` (SIGTERM then); return its output.
 
     A ``save_freq`` of 0 keeps the default checkpoints; otherwise every checkpoint is kept.
@@ -75,7 +78,7 @@ def train(workdir: Path, max_steps: int, save_freq: int, seed: int) -> str:
         "mlagents.trainers.learn",
         str(CONFIG),
         "--env",
-        str(BUILD),
+        str(BUILDS / f"{scene}.x86_64"),
         "--train",
         "--num-envs=2",
         "--no-graphics",
@@ -99,7 +102,7 @@ def train(workdir: Path, max_steps: int, save_freq: int, seed: int) -> str:
         assert process.stdout is not None
         for text in process.stdout:
             output.append(text)
-            lines = summary_lines(text, BRAIN)
+            lines = summary_lines(text, SCENES[scene][0])
             if lines:
                 line = lines[0]
                 print(
@@ -119,19 +122,24 @@ def train(workdir: Path, max_steps: int, save_freq: int, seed: int) -> str:
     return "".join(output)
 
 
-def report_rise(seed: int, output: str, workdir: Path) -> None:
+def report_rise(seed: int, scene: str, output: str, workdir: Path) -> None:
     """Print the run's summary windows and, for every budget, the rise and trend criteria."""
-    windows = read_windows(output, workdir / "summaries" / f"rise_{BRAIN}", BRAIN, WINDOW, AGENTS)
-    print(f"\nSeed {seed}, summary windows of {WINDOW} steps (mean reward +- standard error, episodes):")
+    brain, agents, window_steps = SCENES[scene]
+    windows = read_windows(output, workdir / "summaries" / f"rise_{brain}", brain, window_steps, agents)
+    print(
+        f"\n{scene}, seed {seed}, summary windows of {window_steps} steps (mean reward +- standard error, episodes):"
+    )
     for window in windows:
         print(
             f"  step {window.step:>6}  {window.mean:6.2f} +- {window.variance_of_mean**0.5:.2f}"
             f"  ({window.episodes:.0f} episodes)"
         )
     print("  budget S: rise of the windows after S/2 over the first two; slope of all windows to S")
-    for budget in range(4 * WINDOW, windows[-1].step + 1, WINDOW):
+    for budget in range(4 * window_steps, windows[-1].step + 1, window_steps):
         difference, z = rise(windows, 2, budget // 2, budget)
-        slope, slope_z, chi_square = trend([window for window in windows if window.step <= budget], WINDOW)
+        slope, slope_z, chi_square = trend(
+            [window for window in windows if window.step <= budget], window_steps
+        )
         print(
             f"  S {budget:>6}  rise {difference:+5.2f} (z {z:4.1f})"
             f"  slope {slope:+.3f} per window (z {slope_z:4.1f}, reduced chi-square {chi_square:.2f})"
@@ -244,12 +252,12 @@ def play_checkpoints(workdir: Path, seed: int, eval_seeds: int, eval_decisions: 
 
 def one_seed(seed: int, args: argparse.Namespace) -> tuple[int, str]:
     """Train with ``seed`` in a temporary folder; report its summaries (and play its checkpoints)."""
-    with tempfile.TemporaryDirectory(prefix="crawler_rise_") as folder:
+    with tempfile.TemporaryDirectory(prefix="learning_rise_") as folder:
         workdir = Path(folder)
-        output = train(workdir, args.max_steps, args.save_freq if args.play else 0, seed)
+        output = train(workdir, args.env, args.max_steps, args.save_freq if args.play else 0, seed)
         buffer = io.StringIO()
         with contextlib.redirect_stdout(buffer):
-            report_rise(seed, output, workdir)
+            report_rise(seed, args.env, output, workdir)
         if args.play:
             print(buffer.getvalue(), flush=True)
             play_checkpoints(workdir, seed, args.eval_seeds, args.eval_decisions)
@@ -259,6 +267,7 @@ def one_seed(seed: int, args: argparse.Namespace) -> tuple[int, str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--env", choices=sorted(SCENES), default="CrawlerStatic", help="the scene to train")
     parser.add_argument("--max-steps", type=int, default=36000, help="steps of each training run")
     parser.add_argument("--seeds", type=int, nargs="+", default=[5], help="seeds of the training runs")
     parser.add_argument(
@@ -269,11 +278,17 @@ def main() -> None:
     parser.add_argument("--eval-seeds", type=int, default=10, help="resets (of 12 agents) per played model")
     parser.add_argument("--eval-decisions", type=int, default=200, help="decisions per reset")
     args = parser.parse_args()
-    if not BUILD.exists():
-        raise SystemExit(f"There is no build {BUILD}; build the examples first (see CONTRIBUTING.md).")
+    build = BUILDS / f"{args.env}.x86_64"
+    if not build.exists():
+        raise SystemExit(f"There is no build {build}; build the examples first (see CONTRIBUTING.md).")
+    if args.play and args.env != "CrawlerStatic":
+        raise SystemExit("--play plays CrawlerStatic's checkpoints; leave --env at CrawlerStatic with it.")
     if args.play and args.parallel != 1:
         raise SystemExit("--play plays the checkpoints one run at a time; leave --parallel at 1 with it.")
-    print(f"Training {args.max_steps} steps per seed, summaries every {WINDOW} steps:", flush=True)
+    print(
+        f"Training {args.env} {args.max_steps} steps per seed, summaries every {SCENES[args.env][2]} steps:",
+        flush=True,
+    )
     with ThreadPoolExecutor(max_workers=args.parallel) as pool:
         for _, report in pool.map(lambda seed: one_seed(seed, args), args.seeds):
             print(report, end="", flush=True)
