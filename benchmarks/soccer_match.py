@@ -22,7 +22,6 @@ it asserts nothing.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -76,58 +75,57 @@ def play_match(
     from mlagents.example_envs.soccer import SoccerTwos, goalie_heuristic, striker_heuristic
 
     rng = np.random.default_rng(seed)
-    env = LocalEnvironment("SoccerTwos", seed=seed)
-    scene = env.academy.scene
-    assert isinstance(scene, SoccerTwos)
-    specs = {spec.name: spec for spec in SoccerTwos.spec().brains}
-    policies = (
-        {brain: load_model_policy(str(models[brain]), specs[brain], seed=seed) for brain in ACTIONS}
-        if "trained" in (red, blue)
-        else {}
-    )
-    heuristics: dict[str, Callable[[SoccerTwos, np.ndarray], np.ndarray]] = {
-        STRIKER: striker_heuristic,
-        GOALIE: goalie_heuristic,
-    }
-    rows = np.arange(AGENTS_PER_BRAIN)
-    team = scene.world.agent_team[rows]  # strikers and goalies alternate red, blue per pitch
-    red_goals = blue_goals = timeouts = 0
-    returns: list[float] = []
-    running = np.zeros(AGENTS_PER_BRAIN)
-    batches = env.reset(train_mode=True)
+    with LocalEnvironment("SoccerTwos", seed=seed) as env:
+        scene = env.academy.scene
+        assert isinstance(scene, SoccerTwos)
+        specs = {spec.name: spec for spec in SoccerTwos.spec().brains}
+        policies = (
+            {brain: load_model_policy(str(models[brain]), specs[brain], seed=seed) for brain in ACTIONS}
+            if "trained" in (red, blue)
+            else {}
+        )
+        heuristics: dict[str, Callable[[SoccerTwos, np.ndarray], np.ndarray]] = {
+            STRIKER: striker_heuristic,
+            GOALIE: goalie_heuristic,
+        }
+        rows = np.arange(AGENTS_PER_BRAIN)
+        team = scene.world.agent_team[rows]  # strikers and goalies alternate red, blue per pitch
+        red_goals = blue_goals = timeouts = 0
+        returns: list[float] = []
+        running = np.zeros(AGENTS_PER_BRAIN)
+        batches = env.reset(train_mode=True)
 
-    def decide(kind: str, brain: str) -> np.ndarray:
-        """The actions of every agent of ``brain`` as ``kind`` plays them (one column)."""
-        if kind == "random":
-            return rng.integers(0, ACTIONS[brain], AGENTS_PER_BRAIN).astype(np.float32)
-        if kind == "scripted":
-            first = 0 if brain == STRIKER else AGENTS_PER_BRAIN  # strikers come first, then goalies
-            return np.asarray(heuristics[brain](scene, rows + first), np.float32).reshape(-1)
-        return np.asarray(policies[brain].decide(batches[brain]), np.float32).reshape(-1)
+        def decide(kind: str, brain: str) -> np.ndarray:
+            """The actions of every agent of ``brain`` as ``kind`` plays them (one column)."""
+            if kind == "random":
+                return rng.integers(0, ACTIONS[brain], AGENTS_PER_BRAIN).astype(np.float32)
+            if kind == "scripted":
+                first = 0 if brain == STRIKER else AGENTS_PER_BRAIN  # strikers come first, then goalies
+                return np.asarray(heuristics[brain](scene, rows + first), np.float32).reshape(-1)
+            return np.asarray(policies[brain].decide(batches[brain]), np.float32).reshape(-1)
 
-    for _ in range(decisions):
-        actions = {}
-        for brain in ACTIONS:
-            chosen = {kind: decide(kind, brain) for kind in {red, blue}}
-            actions[brain] = np.where(team == 0, chosen[red], chosen[blue]).reshape(-1, 1)
-        batches = env.step(actions)
-        strikers = batches[STRIKER]
-        running += np.asarray(strikers.rewards)
-        done = np.asarray(strikers.local_done, dtype=bool)
-        timed_out = np.asarray(strikers.max_reached, dtype=bool)
-        for pitch in range(AGENTS_PER_BRAIN // 2):
-            red_row, blue_row = 2 * pitch, 2 * pitch + 1
-            if not done[red_row]:
-                continue
-            if timed_out[red_row]:
-                timeouts += 1
-            elif running[red_row] > running[blue_row]:
-                red_goals += 1
-            else:
-                blue_goals += 1
-            returns.append(float(running[red_row]))
-        running[done] = 0.0
-    env.close()
+        for _ in range(decisions):
+            actions = {}
+            for brain in ACTIONS:
+                chosen = {kind: decide(kind, brain) for kind in {red, blue}}
+                actions[brain] = np.where(team == 0, chosen[red], chosen[blue]).reshape(-1, 1)
+            batches = env.step(actions)
+            strikers = batches[STRIKER]
+            running += np.asarray(strikers.rewards)
+            done = np.asarray(strikers.local_done, dtype=bool)
+            timed_out = np.asarray(strikers.max_reached, dtype=bool)
+            for pitch in range(AGENTS_PER_BRAIN // 2):
+                red_row, blue_row = 2 * pitch, 2 * pitch + 1
+                if not done[red_row]:
+                    continue
+                if timed_out[red_row]:
+                    timeouts += 1
+                elif running[red_row] > running[blue_row]:
+                    red_goals += 1
+                else:
+                    blue_goals += 1
+                returns.append(float(running[red_row]))
+            running[done] = 0.0
     return red_goals, blue_goals, timeouts, float(np.mean(returns)) if returns else float("nan")
 
 
@@ -160,4 +158,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

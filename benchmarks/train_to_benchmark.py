@@ -300,6 +300,7 @@ def run_one(
         offset = 0
         pending = ""
         recent: list[float] = []  # the brain's window means so far
+        rolling = ROLLING.get(env, 1)
         while True:
             finished = process.poll() is not None
             with open(log_path) as log:
@@ -324,9 +325,9 @@ def run_one(
                 if match["mean"] is None:
                     continue
                 recent.append(float(match["mean"]))
-                if len(recent) < ROLLING.get(env, 1):
+                if len(recent) < rolling:
                     continue
-                mean = sum(recent[-ROLLING.get(env, 1) :]) / ROLLING.get(env, 1)
+                mean = sum(recent[-rolling:]) / rolling
                 result.best_mean = max(result.best_mean, mean)
                 result.first_mean = mean if result.first_mean is None else result.first_mean
                 result.last_mean = mean

@@ -101,7 +101,10 @@ def test_tennis_players_learn_to_return_the_ball(
     assert end > 0.012 and end > 2.0 * start, means
 
 
-#: Reacher: the steps of the run (a multiple of the section's summary_freq of 3000) and its seed
+#: Reacher: the shipped summary_freq of the section, and the arms of one instance
+REACHER_WINDOW = 3000
+REACHER_ARMS = 20
+#: Reacher: the steps of the run (a multiple of REACHER_WINDOW) and its seed
 REACHER_BUDGET = 90000
 REACHER_SEED = 1
 
@@ -133,13 +136,15 @@ def test_reacher_arms_learn_to_follow_the_goal(tmp_path: Path, free_port_range: 
     output = train(REACHER, brain, REACHER_BUDGET, tmp_path, free_port_range(2), seed=REACHER_SEED)
     for setting in ("batch_size:\t2024", "buffer_size:\t20240", "time_horizon:\t1000", "normalize:\tTrue"):
         assert setting in output
-    windows = read_windows(output, tmp_path / "summaries" / f"learn_{brain}", brain, 3000, 20)
+    windows = read_windows(
+        output, tmp_path / "summaries" / f"learn_{brain}", brain, REACHER_WINDOW, REACHER_ARMS
+    )
     windows = [window for window in windows if window.step <= REACHER_BUDGET]
-    assert len(windows) == REACHER_BUDGET // 3000, windows
+    assert len(windows) == REACHER_BUDGET // REACHER_WINDOW, windows
     figures = [round(window.mean, 2) for window in windows]
     for window in windows[:2]:
         assert 0.1 < window.mean < 0.6, figures  # the untrained arm's chance hits
     difference, difference_z = rise(windows, 2, REACHER_BUDGET // 2, REACHER_BUDGET)
-    slope, slope_z, chi_square = trend(windows, 3000)
+    slope, slope_z, chi_square = trend(windows, REACHER_WINDOW)
     assert difference > 0.15 and difference_z > 4.0, (difference, difference_z, figures)
     assert slope_z > 3.0, (slope, slope_z, chi_square, figures)
