@@ -137,14 +137,14 @@ def case_config(
 
     brain = TARGETS[env][0]
     config = load_config(str(shipped))
-    config[brain] = dict(config.get(brain, config["default"]))
+    config[brain] = dict(config.get(brain, {}))
     if case == "pretraining":
         section = dict(PRETRAINING[env])
         section["demo_path"] = str(Path(demo).resolve()) if demo else str(REPO / section["demo_path"])
         config[brain]["pretraining"] = section
     if max_steps is not None:
         for name in (brain, *OTHER_BRAINS.get(env, ())):
-            config[name] = dict(config.get(name, config["default"]), max_steps=max_steps)
+            config[name] = dict(config.get(name, {}), max_steps=max_steps)
     path = Path(workdir) / "trainer_config.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path
@@ -220,16 +220,17 @@ def timer_shares(timers_path: Path) -> dict[str, float]:
     }
 
 
-def loop_steps_per_second(timers_path: Path) -> float | None:
+def loop_steps_per_second(timers_path: Path, brains: int = 1) -> float | None:
     """Environment steps per second of the training loop: the transitions handed to the trainers
-    (``add_experiences`` calls, one per environment step of a one-brain scene) over the time in
-    ``TrainerController.advance`` (start-up, saving and summaries excluded)."""
+    (``add_experiences`` calls, one per brain and environment step, so divided by the scene's
+    ``brains``) over the time in ``TrainerController.advance`` (start-up, saving and summaries
+    excluded)."""
     tree = json.loads(timers_path.read_text())
     advance = find_node(tree, "TrainerController.advance")
     if advance is None or advance["total"] <= 0:
         return None
     node = find_node(advance, "add_experiences")
-    return node["count"] / advance["total"] if node and node.get("count") else None
+    return node["count"] / brains / advance["total"] if node and node.get("count") else None
 
 
 def signal_seconds(node: dict) -> float:
@@ -358,7 +359,8 @@ def run_one(
         if timers.exists():
             result.shares = timer_shares(timers)
             result.training_steps_per_second = (
-                loop_steps_per_second(timers) or result.training_steps_per_second
+                loop_steps_per_second(timers, brains=1 + len(OTHER_BRAINS.get(env, ())))
+                or result.training_steps_per_second
             )
     return result
 
