@@ -119,6 +119,11 @@ CONSOLE_LINE = re.compile(
 )
 
 
+def scene_brains(env: str) -> tuple[str, ...]:
+    """Every brain the run of ``env`` trains: the benchmark's brain, then OTHER_BRAINS."""
+    return (TARGETS[env][0], *OTHER_BRAINS.get(env, ()))
+
+
 def case_config(
     env: str,
     case: str,
@@ -143,7 +148,7 @@ def case_config(
         section["demo_path"] = str(Path(demo).resolve()) if demo else str(REPO / section["demo_path"])
         config[brain]["pretraining"] = section
     if max_steps is not None:
-        for name in (brain, *OTHER_BRAINS.get(env, ())):
+        for name in scene_brains(env):
             config[name] = dict(config.get(name, {}), max_steps=max_steps)
     path = Path(workdir) / "trainer_config.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
@@ -359,7 +364,7 @@ def run_one(
         if timers.exists():
             result.shares = timer_shares(timers)
             result.training_steps_per_second = (
-                loop_steps_per_second(timers, brains=1 + len(OTHER_BRAINS.get(env, ())))
+                loop_steps_per_second(timers, brains=len(scene_brains(env)))
                 or result.training_steps_per_second
             )
     return result
