@@ -10,6 +10,7 @@ environment is launched.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import logging
 import re
@@ -161,6 +162,9 @@ def initialize_trainers(
             model_path=f"{model_path}/{brain_name}",
             keep_checkpoints=keep_checkpoints,
         )
+        if load_model and not settings.load:
+            # The hyper-parameters the trainer prints then say the policy is restored, as it is.
+            settings = dataclasses.replace(settings, load=True)
         trainer_class = _trainer_class(settings.trainer, brain_name)
         if isinstance(settings, PPOSettings):
             reward_buff_cap = 1
