@@ -272,10 +272,11 @@ def read_scalars(summary_dir: Path) -> dict[str, list[tuple[int, float, float]]]
 
 
 def stretch_means(points: list[tuple[int, float, float]], size: int) -> dict[int, float]:
-    """Stretch index -> the mean value of the points whose step lies in [index*size, (index+1)*size)."""
+    """Stretch index -> the mean value of the points whose step lies in (index*size, (index+1)*size]:
+    a summary is labelled with the step that ends its window."""
     sums: dict[int, list[float]] = {}
     for step, _, value in points:
-        sums.setdefault(step // size, []).append(value)
+        sums.setdefault((step - 1) // size, []).append(value)
     return {index: sum(values) / len(values) for index, values in sorted(sums.items())}
 
 
