@@ -41,14 +41,13 @@ import math
 import os
 import re
 import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from train_to_benchmark import BUILDS, CONFIG, CONSOLE_LINE, TARGETS, case_config
+from train_to_benchmark import BUILDS, CONFIG, CONSOLE_LINE, TARGETS, LogTail, case_config, start_logged
 
 from mlagents.example_envs.ports import find_free_port_range
 
@@ -143,15 +142,8 @@ def start_leg(run_dir: Path, args: argparse.Namespace) -> int:
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 
     log_path = run_dir / f"leg{leg}.log"
-    with open(log_path, "w") as log:
-        process = subprocess.Popen(
-            command,
-            cwd=run_dir,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=idle if args.idle else None,
-        )
+    process = start_logged(command, run_dir, log_path, preexec_fn=idle if args.idle else None)
+    console = LogTail(log_path)
     start = time.time()
     (run_dir / f"leg{leg}.pid").write_text(f"{process.pid} {start:.0f}\n")
     cpu_path = run_dir / f"leg{leg}.tree.cpu"
@@ -170,7 +162,7 @@ def start_leg(run_dir: Path, args: argparse.Namespace) -> int:
     previous = {s: signal.signal(s, request_stop) for s in (signal.SIGTERM, signal.SIGINT)}
     deadline = None if args.hours is None else start + args.hours * 3600
     stopping = False
-    offset, pending, next_sample = 0, "", start
+    next_sample = start
     status = None
     try:
         while status is None:
@@ -185,13 +177,8 @@ def start_leg(run_dir: Path, args: argparse.Namespace) -> int:
                 with open(cpu_path, "a") as out:
                     out.write(f"{now:.0f} {tree_cpu_seconds(process.pid):.0f}\n")
                 next_sample = now + SAMPLE_SECONDS
-            with open(log_path) as log:
-                log.seek(offset)
-                pending += log.read()
-                offset = log.tell()
-            *lines, pending = pending.split("\n")
             step_reached = False
-            for line in lines:
+            for line in console.new_lines():
                 match = CONSOLE_LINE.search(line)
                 if match:
                     print("  ", line.split("INFO:mlagents.trainers: ", 1)[-1], flush=True)

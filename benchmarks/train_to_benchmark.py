@@ -59,6 +59,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -247,6 +248,34 @@ def signal_seconds(node: dict) -> float:
     return sum(signal_seconds(child) for child in node.get("children", []))
 
 
+def start_logged(
+    command: list[str], cwd: str | Path, log_path: Path, **popen: Any
+) -> subprocess.Popen[bytes]:
+    """Start ``command`` in ``cwd`` in a session of its own (so that its whole tree can be found and
+    signalled), its output and errors going to ``log_path``; ``popen``: further ``Popen`` arguments."""
+    with open(log_path, "w") as log:
+        return subprocess.Popen(
+            command, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, **popen
+        )
+
+
+class LogTail:
+    """The complete lines a growing log file gained since the previous call of :meth:`new_lines`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        self.pending = ""  # the start of a line not yet complete
+
+    def new_lines(self) -> list[str]:
+        with open(self.path) as log:
+            log.seek(self.offset)
+            self.pending += log.read()
+            self.offset = log.tell()
+        *lines, self.pending = self.pending.split("\n")
+        return lines
+
+
 def run_one(
     env: str,
     num_envs: int,
@@ -292,30 +321,17 @@ def run_one(
         ] + ([] if seed is None else [f"--seed={seed}"])
         log_path = Path(workdir) / "learn.log"
         start = time.monotonic()
-        with open(log_path, "w") as log:
-            process = subprocess.Popen(
-                command,
-                cwd=workdir,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                env=None if checkout is None else checkout.environ(),
-            )
+        process = start_logged(
+            command, workdir, log_path, env=None if checkout is None else checkout.environ()
+        )
+        console = LogTail(log_path)
         deadline = start + max_minutes * 60
         stopping = False
-        offset = 0
-        pending = ""
         recent: list[float] = []  # the brain's window means so far
         rolling = ROLLING.get(env, 1)
         while True:
             finished = process.poll() is not None
-            with open(log_path) as log:
-                log.seek(offset)
-                chunk = log.read()
-                offset = log.tell()
-            pending += chunk
-            *lines, pending = pending.split("\n")
-            for line in lines:
+            for line in console.new_lines():
                 if verbose:
                     print(f"   | {result.env}:", line, flush=True)
                 match = CONSOLE_LINE.search(line)
