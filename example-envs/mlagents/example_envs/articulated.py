@@ -1,13 +1,63 @@
 """Pieces the articulated MuJoCo examples (Crawler, Walker) share: which agents' joint drives an
-action changes, the parts' centre-of-mass velocities, and which parts touched the ground during the
-substeps of one physics step."""
+action changes, the parts' centre-of-mass velocities, which parts touched the ground during the
+substeps of one physics step, and noticing when MuJoCo had to reset an unstable simulation."""
 
 from __future__ import annotations
+
+import logging
 
 import mujoco
 import numpy as np
 
+from .sdk.academy import Academy
 from .vector3 import cross3
+
+logger = logging.getLogger("mlagents.example_envs")
+
+# The warnings MuJoCo gives for a state it cannot integrate (a NaN, infinite or huge position,
+# velocity or acceleration). On each it resets the whole simulation: every body of the model back
+# to its initial pose at rest, every control to 0; then it goes on stepping.
+_INSTABILITY = (
+    mujoco.mjtWarning.mjWARN_BADQPOS,
+    mujoco.mjtWarning.mjWARN_BADQVEL,
+    mujoco.mjtWarning.mjWARN_BADQACC,
+)
+
+
+def _log_mujoco_warning(message: str) -> None:
+    logger.warning("MuJoCo: %s", message)
+
+
+def route_mujoco_warnings() -> None:
+    """Send MuJoCo's warnings to the example's log (stderr of a build) instead of its default, a
+    MUJOCO_LOG.TXT file written into whatever directory the build runs in."""
+    mujoco.set_mju_user_warning(_log_mujoco_warning)
+
+
+class InstabilityWatch:
+    """Tells whether MuJoCo reset ``data`` as unstable since the last question."""
+
+    def __init__(self, data: mujoco.MjData) -> None:
+        self._data = data
+        self._count = self._total()
+
+    def _total(self) -> int:
+        return sum(int(self._data.warning[w].number) for w in _INSTABILITY)
+
+    def reset_since_last(self) -> bool:
+        count = self._total()
+        reset, self._count = count != self._count, count
+        return reset
+
+
+def end_all_after_instability(academy: Academy, scene: str, agents: np.ndarray) -> None:
+    """After MuJoCo reset an unstable simulation every body stands at its spawn pose mid-episode:
+    end the episode of every agent (``agents``, all of the scene) without a reward for the step,
+    so that each starts anew from a proper reset, and say so in the log."""
+    logger.warning(
+        "%s: MuJoCo reset the unstable simulation; every agent's episode ends at this step.", scene
+    )
+    academy.done(agents)
 
 
 class AppliedActions:
@@ -26,6 +76,10 @@ class AppliedActions:
             agents, actions = agents[changed], actions[changed]
         self._rows[agents] = actions
         return agents, actions
+
+    def forget(self) -> None:
+        """Count every agent's next action as new (after the controls were lost to a reset)."""
+        self._rows[:] = np.nan
 
 
 def com_velocities(

@@ -34,6 +34,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .articulated import end_all_after_instability
 from .crawler_body import PARTS, SPAWN_HEIGHT, TIMESTEP, CrawlerSite
 from .crawler_world import CrawlerWorld
 from .sdk.academy import DecisionBatch
@@ -161,6 +162,9 @@ class _Crawler(Scene):
     def physics_step(self) -> None:
         w = self.world
         started, touching_target = w.step()
+        if w.unstable:
+            end_all_after_instability(self.academy, type(self).__name__, np.arange(w.n))
+            return
         self.touch_targets(touching_target)
         forward = w.body_forward()
         velocity = w.body_com_velocities()

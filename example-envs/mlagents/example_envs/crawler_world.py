@@ -10,7 +10,14 @@ from collections.abc import Sequence
 import mujoco
 import numpy as np
 
-from .articulated import AppliedActions, com_velocities, mark_ground_contacts, step_contact_pairs
+from .articulated import (
+    AppliedActions,
+    InstabilityWatch,
+    com_velocities,
+    mark_ground_contacts,
+    route_mujoco_warnings,
+    step_contact_pairs,
+)
 from .crawler_body import (
     DAMPER,
     HINGE_PARTS,
@@ -102,6 +109,11 @@ class CrawlerWorld:
         self._bodies = self.parts[:, 0]
         self._body_roots = self._tree_roots[:, 0]
         self._applied = AppliedActions(n, 20)
+        route_mujoco_warnings()
+        self._instability = InstabilityWatch(self.data)
+        #: whether MuJoCo reset the simulation as unstable during the last step (every body back at
+        #: its spawn pose at rest, controls lost); the scene then ends every agent's episode
+        self.unstable = False
         self._update_frames()
 
     # ------------------------------------------------------------ state, Unity axes
@@ -215,6 +227,9 @@ class CrawlerWorld:
         ground = np.zeros((self.n, PARTS), dtype=bool)
         target = np.zeros((self.n, PARTS), dtype=bool)
         pairs = step_contact_pairs(self.model, self.data, SUBSTEPS)
+        self.unstable = self._instability.reset_since_last()
+        if self.unstable:
+            self._applied.forget()
         if pairs is not None:
             self._collect_contacts(pairs, ground, target)
         self._update_frames()

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .articulated import end_all_after_instability
 from .sdk.academy import DecisionBatch
 from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
 from .walker_body import FEET_CLEARANCE, PART_INDEX, PARTS
@@ -151,6 +152,9 @@ class Walker(Scene):
     def physics_step(self) -> None:
         w = self.world
         started = w.step()
+        if w.unstable:
+            end_all_after_instability(self.academy, "Walker", self._all)
+            return
         positions = w.part_positions([0, _HEAD])  # hips, head
         to_target = self.targets - positions[:, 0]
         self.direction = to_target / np.maximum(np.linalg.norm(to_target, axis=1, keepdims=True), 1e-9)

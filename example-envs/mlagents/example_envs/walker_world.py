@@ -10,7 +10,14 @@ from collections.abc import Sequence
 import mujoco
 import numpy as np
 
-from .articulated import AppliedActions, com_velocities, mark_ground_contacts, step_contact_pairs
+from .articulated import (
+    AppliedActions,
+    InstabilityWatch,
+    com_velocities,
+    mark_ground_contacts,
+    route_mujoco_warnings,
+    step_contact_pairs,
+)
 from .walker_body import (
     DAMPER,
     INITIAL_DAMPER,
@@ -93,6 +100,11 @@ class WalkerWorld:
         # flat (walker x part) index of each walker geom, -1 elsewhere: one scatter marks contacts
         self._geom_flat = np.where(self._geom_agent >= 0, self._geom_agent * NUM_PARTS + self._geom_part, -1)
         self._applied = AppliedActions(n, len(TARGET_ACTIONS) + len(STRENGTH_ACTIONS))
+        route_mujoco_warnings()
+        self._instability = InstabilityWatch(self.data)
+        #: whether MuJoCo reset the simulation as unstable during the last step (every body back at
+        #: its spawn pose at rest, controls lost); the scene then ends every agent's episode
+        self.unstable = False
         self._update_frames()
 
     # ------------------------------------------------------------ state, Unity axes
@@ -178,6 +190,9 @@ class WalkerWorld:
         """One physics step; returns which parts started touching the ground ``(n, 16)``."""
         ground = np.zeros((self.n, NUM_PARTS), dtype=bool)
         pairs = step_contact_pairs(self.model, self.data, SUBSTEPS)
+        self.unstable = self._instability.reset_since_last()
+        if self.unstable:
+            self._applied.forget()
         if pairs is not None:  # contacts of every substep count
             mark_ground_contacts(pairs, self.ground, self._geom_flat, ground)
         self._update_frames()
