@@ -174,9 +174,11 @@ class _InterruptRequest:
     Raising KeyboardInterrupt from the signal handler, wherever the worker happens to be, is not
     safe: during start-up it escapes the worker with a traceback and exit code -2, while the worker
     reports an error or closes its environment it escapes the clean-up, and inside a ``__del__`` it
-    is printed and lost. The handler therefore only records the request; the signal also wakes the
-    worker's wait for its next command (``signal.set_wakeup_fd``), so an idle worker stops at once
-    and a busy one after its current command.
+    is printed and lost. The handler therefore only records the request and writes a byte into a
+    socket pair the worker's wait for its next command also polls, so an idle worker stops at once
+    and a busy one after its current command. (The handler writes the byte itself rather than
+    through ``signal.set_wakeup_fd``: the interpreter writes every caught signal there, the
+    manager's SIGTERM included, and prints a traceback when that write fails.)
     """
 
     def __init__(self) -> None:
@@ -184,13 +186,23 @@ class _InterruptRequest:
         self._reader, self._writer = socket.socketpair()
         self._reader.setblocking(False)
         self._writer.setblocking(False)
-        signal.set_wakeup_fd(self._writer.fileno())
         signal.signal(signal.SIGINT, self._record)
         self._poller: select.poll | None = None
         self._polled_conn: Connection | None = None
 
     def _record(self, signum: int, frame: Any) -> None:
         self.requested = True
+        # Runs between two bytecodes of the main thread; a poll it interrupted is retried after it
+        # (PEP 475) and then sees the byte.
+        try:
+            self._writer.send(b"\0")
+        except OSError:  # the buffer is full (a wake-up is pending anyway), or the pair is closed
+            pass
+
+    def close(self) -> None:
+        """Close the socket pair (a later Ctrl-C only records the request)."""
+        self._reader.close()
+        self._writer.close()
 
     def wait_for_command(self, conn: Connection) -> bool:
         """Block until ``conn`` has a message (True) or an interrupt was requested (False)."""
@@ -312,6 +324,7 @@ def worker(
             except Exception as exc:  # e.g. already closed by its own error handling
                 logger.debug("UnityEnvironment worker %d: close: %s", worker_id, exc)
         step_queue.close()
+        interrupt.close()
 
 
 class _ManagerGone(Exception):

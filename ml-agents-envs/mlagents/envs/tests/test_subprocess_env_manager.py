@@ -442,3 +442,30 @@ def test_interrupt_before_the_worker_runs_is_kept_for_it(capfd, basic_factory):
         step_queue.join_thread()
     assert builds_on_ports(range(factory.keywords["base_port"], factory.keywords["base_port"] + 1)) == []
     assert "Traceback" not in capfd.readouterr().err
+
+
+# A worker records Ctrl-C and wakes its wait for commands through a socket pair it writes to from
+# its signal handler. After the worker's body has ended and closed the pair, a signal that still
+# comes must neither fail nor print anything ("Exception ignored ..." with a traceback came from the
+# interpreter's own wake-up descriptor, which the worker no longer uses). The script also opens a
+# pipe whose reader is closed, so a write into a reused descriptor would fail with a broken pipe.
+_SIGNAL_AFTER_CLOSE = """
+import os, signal, time
+from mlagents.envs.env_worker import _InterruptRequest
+request = _InterruptRequest()
+request.close()
+reader, writer = os.pipe()
+os.close(reader)
+os.kill(os.getpid(), signal.SIGINT)
+time.sleep(0)  # let the interpreter run its pending signal work
+print("requested", request.requested)
+"""
+
+
+def test_a_signal_after_the_worker_closed_its_interrupt_request_prints_nothing() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", _SIGNAL_AFTER_CLOSE], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "requested True"
+    assert result.stderr == ""
