@@ -34,22 +34,6 @@ def route_mujoco_warnings() -> None:
     mujoco.set_mju_user_warning(_log_mujoco_warning)
 
 
-class InstabilityWatch:
-    """Tells whether MuJoCo reset ``data`` as unstable since the last question."""
-
-    def __init__(self, data: mujoco.MjData) -> None:
-        self._data = data
-        self._count = self._total()
-
-    def _total(self) -> int:
-        return sum(int(self._data.warning[w].number) for w in _INSTABILITY)
-
-    def reset_since_last(self) -> bool:
-        count = self._total()
-        reset, self._count = count != self._count, count
-        return reset
-
-
 def end_all_after_instability(academy: Academy, scene: str, agents: np.ndarray) -> None:
     """After MuJoCo reset an unstable simulation every body stands at its spawn pose mid-episode:
     end the episode of every agent (``agents``, all of the scene) without a reward for the step,
@@ -80,6 +64,28 @@ class AppliedActions:
     def forget(self) -> None:
         """Count every agent's next action as new (after the controls were lost to a reset)."""
         self._rows[:] = np.nan
+
+
+class InstabilityWatch:
+    """Tells whether MuJoCo reset ``data`` as unstable since the last question; after such a reset
+    the world's ``applied`` actions are forgotten (the reset zeroed the controls they had set).
+    MuJoCo's warnings go to the example's log (see :func:`route_mujoco_warnings`)."""
+
+    def __init__(self, data: mujoco.MjData, applied: AppliedActions) -> None:
+        route_mujoco_warnings()
+        self._data = data
+        self._applied = applied
+        self._count = self._total()
+
+    def _total(self) -> int:
+        return sum(int(self._data.warning[w].number) for w in _INSTABILITY)
+
+    def reset_since_last(self) -> bool:
+        count = self._total()
+        reset, self._count = count != self._count, count
+        if reset:
+            self._applied.forget()
+        return reset
 
 
 def com_velocities(

@@ -15,7 +15,6 @@ from .articulated import (
     InstabilityWatch,
     com_velocities,
     mark_ground_contacts,
-    route_mujoco_warnings,
     step_contact_pairs,
 )
 from .crawler_body import (
@@ -109,8 +108,7 @@ class CrawlerWorld:
         self._bodies = self.parts[:, 0]
         self._body_roots = self._tree_roots[:, 0]
         self._applied = AppliedActions(n, 20)
-        route_mujoco_warnings()
-        self._instability = InstabilityWatch(self.data)
+        self._instability = InstabilityWatch(self.data, self._applied)
         #: whether MuJoCo reset the simulation as unstable during the last step (every body back at
         #: its spawn pose at rest, controls lost); the scene then ends every agent's episode
         self.unstable = False
@@ -228,8 +226,6 @@ class CrawlerWorld:
         target = np.zeros((self.n, PARTS), dtype=bool)
         pairs = step_contact_pairs(self.model, self.data, SUBSTEPS)
         self.unstable = self._instability.reset_since_last()
-        if self.unstable:
-            self._applied.forget()
         if pairs is not None:
             self._collect_contacts(pairs, ground, target)
         self._update_frames()

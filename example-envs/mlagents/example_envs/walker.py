@@ -153,7 +153,7 @@ class Walker(Scene):
         w = self.world
         started = w.step()
         if w.unstable:
-            end_all_after_instability(self.academy, "Walker", self._all)
+            end_all_after_instability(self.academy, type(self).__name__, self._all)
             return
         positions = w.part_positions([0, _HEAD])  # hips, head
         to_target = self.targets - positions[:, 0]

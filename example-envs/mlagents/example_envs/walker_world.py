@@ -15,7 +15,6 @@ from .articulated import (
     InstabilityWatch,
     com_velocities,
     mark_ground_contacts,
-    route_mujoco_warnings,
     step_contact_pairs,
 )
 from .walker_body import (
@@ -100,8 +99,7 @@ class WalkerWorld:
         # flat (walker x part) index of each walker geom, -1 elsewhere: one scatter marks contacts
         self._geom_flat = np.where(self._geom_agent >= 0, self._geom_agent * NUM_PARTS + self._geom_part, -1)
         self._applied = AppliedActions(n, len(TARGET_ACTIONS) + len(STRENGTH_ACTIONS))
-        route_mujoco_warnings()
-        self._instability = InstabilityWatch(self.data)
+        self._instability = InstabilityWatch(self.data, self._applied)
         #: whether MuJoCo reset the simulation as unstable during the last step (every body back at
         #: its spawn pose at rest, controls lost); the scene then ends every agent's episode
         self.unstable = False
@@ -191,8 +189,6 @@ class WalkerWorld:
         ground = np.zeros((self.n, NUM_PARTS), dtype=bool)
         pairs = step_contact_pairs(self.model, self.data, SUBSTEPS)
         self.unstable = self._instability.reset_since_last()
-        if self.unstable:
-            self._applied.forget()
         if pairs is not None:  # contacts of every substep count
             mark_ground_contacts(pairs, self.ground, self._geom_flat, ground)
         self._update_frames()
