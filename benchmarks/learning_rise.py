@@ -1,6 +1,6 @@
-"""How early and how clearly the reward of CrawlerStatic or Reacher rises under PPO with the shipped
-configuration (the two scenes with a learning test in CI: test_crawler_learning.py and
-test_reacher_learning.py).
+"""How early and how clearly the reward of CrawlerStatic, Reacher or Tennis rises under PPO with the
+shipped configuration (the scenes with a learning test in CI: test_crawler_learning.py and
+test_round_two_learning.py).
 
 Runs the real command (the shipped ``config/trainer_config.yaml`` unchanged, so the learning-rate
 schedule is the one of a full run) for each of ``--seeds``, at most ``--parallel`` at a time
@@ -9,12 +9,13 @@ schedule is the one of a full run) for each of ``--seeds``, at most ``--parallel
                    --num-envs 2 --no-graphics --seed S
 
 in a temporary folder, stops it with SIGTERM once its console reports ``--max-steps``, and reads the
-run's own summaries: per summary window (the section's summary_freq, 3000 steps for both) the console's mean and standard deviation of the
-episode rewards and TensorBoard's mean episode length (which gives the number of episodes of the
-window). For every budget S it prints the two criteria of ``test_crawler_learning.py``
-(``reward_windows.rise`` and ``reward_windows.trend``, the same for Reacher's test): how far the windows after S/2 are above the
-first two windows, and the weighted slope of all windows up to S, each with its z-score (standard
-errors of the episode-to-episode noise).
+run's own summaries: per summary window (the section's summary_freq: 3000 steps for CrawlerStatic
+and Reacher, 1000 for Tennis) the console's mean and standard deviation of the episode rewards and
+TensorBoard's mean episode length (which gives the number of episodes of the window). For every
+budget S it prints the two criteria of ``test_crawler_learning.py`` (``reward_windows.rise`` and
+``reward_windows.trend``, the same for Reacher's test): how far the windows after S/2 are above
+the first two windows, and the weighted slope of all windows up to S, each with its z-score
+(standard errors of the episode-to-episode noise).
 
 With ``--play`` (CrawlerStatic only), every checkpoint the run saved (every ``--save-freq`` steps), and a freshly
 initialised network (the model of step 0), is also exported to a ``.nn`` file and played
@@ -29,6 +30,7 @@ Usage::
 
     python benchmarks/learning_rise.py --seeds 1 2 3 4 --max-steps 36000   # summaries of 4 runs
     python benchmarks/learning_rise.py --env Reacher --seeds 1 2 3 4 --max-steps 60000 --parallel 2
+    python benchmarks/learning_rise.py --env Tennis --seeds 1 2 --max-steps 20000
     python benchmarks/learning_rise.py --play --max-steps 24000 --save-freq 12000 --seed 6 --eval-seeds 20
 
 Prints figures only; it asserts nothing. Wall-clock figures depend on the machine and its load.
@@ -62,7 +64,11 @@ REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "config" / "trainer_config.yaml"
 BUILDS = REPO / "example-envs" / "builds"
 #: scene -> (brain, agents of one instance, the shipped summary_freq of the brain's section)
-SCENES = {"CrawlerStatic": ("CrawlerStaticLearning", 12, 3000), "Reacher": ("ReacherLearning", 20, 3000)}
+SCENES = {
+    "CrawlerStatic": ("CrawlerStaticLearning", 12, 3000),
+    "Reacher": ("ReacherLearning", 20, 3000),
+    "Tennis": ("TennisLearning", 36, 1000),
+}
 BRAIN, AGENTS, WINDOW = SCENES["CrawlerStatic"]  # --play's scene
 
 
@@ -107,7 +113,7 @@ def train(workdir: Path, scene: str, max_steps: int, save_freq: int, seed: int) 
                 line = lines[0]
                 print(
                     f"  seed {seed}  step {line['step']:>8.0f}  {time.monotonic() - started:6.0f} s  "
-                    f"mean reward {line['mean']:6.2f}  std {line['std']:5.2f}",
+                    f"mean reward {line['mean']:7.3f}  std {line['std']:6.3f}",
                     flush=True,
                 )
                 if line["step"] >= max_steps:
@@ -131,7 +137,7 @@ def report_rise(seed: int, scene: str, output: str, workdir: Path) -> None:
     )
     for window in windows:
         print(
-            f"  step {window.step:>6}  {window.mean:6.2f} +- {window.variance_of_mean**0.5:.2f}"
+            f"  step {window.step:>6}  {window.mean:7.3f} +- {window.variance_of_mean**0.5:.3f}"
             f"  ({window.episodes:.0f} episodes)"
         )
     print("  budget S: rise of the windows after S/2 over the first two; slope of all windows to S")
@@ -141,7 +147,7 @@ def report_rise(seed: int, scene: str, output: str, workdir: Path) -> None:
             [window for window in windows if window.step <= budget], window_steps
         )
         print(
-            f"  S {budget:>6}  rise {difference:+5.2f} (z {z:4.1f})"
+            f"  S {budget:>6}  rise {difference:+6.3f} (z {z:4.1f})"
             f"  slope {slope:+.3f} per window (z {slope_z:4.1f}, reduced chi-square {chi_square:.2f})"
         )
 

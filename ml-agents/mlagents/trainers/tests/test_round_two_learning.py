@@ -74,7 +74,7 @@ def mean_rewards(output: str, brain: str, budget: int) -> list[float]:
     return [line["mean"] for line in summary_lines(output, brain) if line["step"] < budget + 1000]
 
 
-TENNIS_BUDGET = 9000
+TENNIS_BUDGET = 16000
 
 
 @pytest.mark.timeout(900)
@@ -82,23 +82,25 @@ TENNIS_BUDGET = 9000
 def test_tennis_players_learn_to_return_the_ball(
     tmp_path: Path, free_port_range: Callable[[int], int]
 ) -> None:
-    """The mean reward of the last two summary windows is above 0.012 and at least twice the
+    """The mean reward of the last two summary windows is above 0.04 and at least three times the
     first window's (the untrained level).
 
     Runs with two instances are not exactly repeatable (the two workers' experiences reach the
-    trainer in the order they finish), so the budget covers the slowest start seen. Mean reward
-    per window, steps 1000 to 9000: seed 1 0.007, 0.004, 0.003, 0.003, 0.004, 0.010, 0.018, 0.020,
-    0.026; seed 2 0.008, 0.010, 0.010, 0.017, 0.024, 0.032, 0.036, 0.046, 0.053; seed 3 0.007,
-    0.014, 0.017, 0.018, 0.025, 0.024, 0.030, 0.032, 0.034; seed 4 0.007, 0.010, 0.012, 0.019,
-    0.018, 0.020, 0.025, 0.029, 0.026; seed 5 0.004, 0.007, 0.013, 0.020, 0.021, 0.026, 0.029,
-    0.030, 0.037. Seed 1 rises last, so it is the one run here; the
-    thresholds leave a margin of 1.6 or more on every run seen."""
+    trainer in the order they finish, which the machine's load decides), and the step at which
+    the climb starts varies by a few thousand steps from run to run of the same seed: a run of
+    seed 1 under heavy load still had 0.012 at step 9000 (windows 0.010, 0.004, 0.000, -0.001,
+    0.001, 0.002, ...), while other runs had 0.026 to 0.031 there. Mean reward per window at steps
+    1000, 4000, 8000, 12000, 16000 (``python benchmarks/learning_rise.py --env Tennis --seeds 1 2
+    --max-steps 20000``): seed 1 0.006, 0.008, 0.023, 0.052, 0.117; seed 2 0.007, 0.018, 0.050,
+    0.080, 0.104. A run that starts climbing 3000 steps later than seed 1 above still ends near
+    0.06 (the mean of that seed's windows at 12000 and 13000), so the thresholds leave a margin of
+    1.5 or more."""
     output = train(TENNIS, "TennisLearning", TENNIS_BUDGET, tmp_path, free_port_range(2), seed=1)
     means = mean_rewards(output, "TennisLearning", TENNIS_BUDGET)
     assert len(means) >= TENNIS_BUDGET // 1000 - 1, means
     start = means[0]
     end = sum(means[-2:]) / 2
-    assert end > 0.012 and end > 2.0 * start, means
+    assert end > 0.04 and end > 3.0 * start, means
 
 
 #: Reacher: the shipped summary_freq of the section, and the arms of one instance
