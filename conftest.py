@@ -103,3 +103,41 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     if outcome == "failed":
         pytest.fail(f"in the rendering process:\n{text}", pytrace=False)
     return True
+
+
+# ------------------------------------------------------------- gRPC objects left at the end
+#
+# gRPC's core crashes the interpreter when a channel or server it still runs is destroyed during
+# interpreter shutdown, after the modules it needs were torn down. A test that leaks one would then
+# turn a green suite into a segmentation fault after the last result. At the end of the session the
+# suite collects garbage while everything is still alive, closes what a test left open, and names
+# the leak so that it gets fixed where it happened.
+
+_leaked_grpc: list[str] = []
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    import gc
+    import sys
+
+    gc.collect()
+    grpc = sys.modules.get("grpc")
+    if grpc is None:
+        return
+    for thing in gc.get_objects():
+        if isinstance(thing, grpc.Server):
+            thing.stop(None)
+            _leaked_grpc.append(f"server {type(thing).__name__}")
+        elif isinstance(thing, grpc.Channel):
+            thing.close()
+            _leaked_grpc.append(f"channel {type(thing).__name__}")
+    gc.collect()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _leaked_grpc:
+        terminalreporter.write_line(
+            f"{len(_leaked_grpc)} gRPC objects were still open after the last test and were closed "
+            f"here ({', '.join(sorted(set(_leaked_grpc)))}): a test or fixture does not close them.",
+            yellow=True,
+        )
