@@ -21,8 +21,10 @@ up (``mujoco.rendering.classic.gl_context.GLContext``).
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
 import importlib
 import os
+from collections.abc import Callable
 from typing import Any
 
 import mujoco
@@ -86,6 +88,23 @@ def choose_gl_backend(environ: dict[str, str] | None = None) -> str:
     raise RenderingUnavailable(
         f"Offscreen rendering needs OpenGL but neither libEGL nor libOSMesa loads: {_INSTALL_HINT}."
     )
+
+
+def offscreen_opengl_missing(
+    environ: dict[str, str] | None = None, find: Callable[[str], str | None] = ctypes.util.find_library
+) -> str | None:
+    """Why this machine cannot render offscreen, in one line, or None when it likely can.
+
+    Unlike :func:`choose_gl_backend` it loads no library (it asks the linker's cache through
+    ``find``), so it is safe in a process that imported TensorFlow: the test suite uses it to skip
+    the tests that need OpenGL on a machine without it.
+    """
+    env = os.environ if environ is None else environ
+    if env.get("MUJOCO_GL", "").strip() or env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"):
+        return None
+    if find("EGL") or find("OSMesa"):
+        return None
+    return f"this machine has no offscreen OpenGL (neither libEGL nor libOSMesa): {_INSTALL_HINT}"
 
 
 def gl_backend() -> str:

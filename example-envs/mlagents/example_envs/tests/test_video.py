@@ -50,6 +50,8 @@ def recordings(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path
     return {name: (Path(path), frames) for name, (path, frames) in json.loads(done.stdout).items()}
 
 
+# Most examples are MuJoCo scenes, filmed with offscreen OpenGL from the system (see conftest.py).
+@pytest.mark.opengl
 @pytest.mark.parametrize("name", sorted(registry.SCENES))
 def test_every_example_records_a_video(recordings: dict[str, tuple[Path, int]], name: str) -> None:
     path, written = recordings[name]
