@@ -263,9 +263,18 @@ class PPOTrainer(RLTrainer):
         n_sequences = max(self.batch_size // sequence_length, 1)
         batch_steps = n_sequences * sequence_length
 
-        arrays = {
-            key: np.asarray(field) for key, field in update_buffer.items() if len(field) == buffer_length
-        }
+        # Camera images stay lists and each mini-batch stacks the ones it draws: one array of the
+        # whole buffer's images would double the trainer's memory during the update (gigabytes
+        # for an 84x84 camera and the default buffer of 10240 steps); the batches are the same.
+        arrays: dict[str, np.ndarray] = {}
+        images: dict[str, list[np.ndarray]] = {}
+        for key, field in update_buffer.items():
+            if len(field) != buffer_length or buffer_length == 0:
+                continue
+            if isinstance(field[0], np.ndarray) and field[0].ndim >= 3:
+                images[key] = field
+            else:
+                arrays[key] = np.asarray(field)
         advantages = arrays["advantages"].astype(np.float32)
         arrays["advantages"] = (advantages - advantages.mean()) / (advantages.std() + 1e-10)
         total_sequences = buffer_length // sequence_length
@@ -276,6 +285,8 @@ class PPOTrainer(RLTrainer):
             for start in range(0, len(steps) - batch_steps + 1, batch_steps):
                 index = steps[start : start + batch_steps]
                 mini_batch = {key: array[index] for key, array in arrays.items()}
+                for key, field in images.items():
+                    mini_batch[key] = np.stack([field[i] for i in index.tolist()])
                 for key, value in self.policy.update(mini_batch, n_sequences).items():
                     stats[key].append(value)
         if stats["value_loss"]:

@@ -527,6 +527,53 @@ def test_visual_policy_acts_and_learns(ppo_params):
     assert math.isfinite(stats["value_loss"])
 
 
+def test_update_draws_camera_images_into_the_same_mini_batches(ppo_params):
+    """The update gathers each mini-batch's images from the buffer's list (no array of the whole
+    buffer's images): every mini-batch holds exactly the float32 rows a stacked buffer would give."""
+    import copy
+
+    brain = make_brain(vec=2, actions=(2,), cameras=[(20, 24, False)])
+    trainer = PPOTrainer(
+        brain, 1, ppo_params(time_horizon=4, buffer_size=16, batch_size=4, num_epoch=2), True, False, 0, "run"
+    )
+    rng = np.random.default_rng(11)
+    infos = [
+        make_info(
+            ["a", "b"],
+            rng.normal(size=(2, 2)),
+            rewards=rng.normal(size=2),
+            masks=np.ones((2, 2)),
+            visual=[[rng.integers(0, 256, size=(20, 24, 3)) / 255.0 for _ in range(2)]],
+        )
+        for _ in range(11)
+    ]
+    drive(trainer, infos)
+    assert trainer.is_ready_update()
+    update = trainer.training_buffer.update_buffer
+    stacked = {key: np.array(field) for key, field in update.items() if "visual" in key}
+    assert stacked["visual_obs0"].dtype == np.float32 and stacked["visual_obs0"].shape[1:] == (20, 24, 3)
+    length = len(update["actions"])
+    shuffles = copy.deepcopy(trainer.shuffle_rng)
+    seen = []
+    policy_update = trainer.policy.update
+
+    def recording_update(mini_batch, n_sequences):
+        seen.append({key: mini_batch[key] for key in stacked})
+        return policy_update(mini_batch, n_sequences)
+
+    trainer.policy.update = recording_update
+    trainer.update_policy()
+    expected = []
+    for _ in range(2):
+        order = shuffles.permutation(length)
+        expected += [order[start : start + 4] for start in range(0, length - 3, 4)]
+    assert len(seen) == len(expected) == 2 * (length // 4)
+    for batch, index in zip(seen, expected):
+        for key, array in stacked.items():
+            assert batch[key].dtype == np.float32
+            np.testing.assert_array_equal(batch[key], array[index])
+
+
 def test_trainer_configuration_errors(ppo_params):
     with pytest.raises(
         UnityTrainerException,
