@@ -57,18 +57,6 @@ def take_rows(values: Any, rows: Rows) -> np.ndarray:
     return array if rows is None else array[rows]
 
 
-def stored_images(images: list[np.ndarray], rows: Rows) -> list[np.ndarray]:
-    """The camera images at ``rows`` (None: all, in order) as the trainer keeps them: float32.
-
-    A BrainInfo carries float64 images; every network that reads them (policy, value, curiosity,
-    GAIL, BC) takes float32, and the update buffer keeps float32 already. Converting when a step is
-    collected halves the images held in the agents' trajectories too (two per camera per step, up
-    to ``time_horizon`` steps per agent) and changes nothing the networks see.
-    """
-    chosen = images if rows is None else [images[j] for j in rows.tolist()]
-    return [np.asarray(image, dtype=np.float32) for image in chosen]
-
-
 def _mean(values: Any) -> float:
     """``float(np.mean(values))`` (same dtype, same result) without np.mean's per-call overhead."""
     array = np.asarray(values)
@@ -255,7 +243,7 @@ class RLTrainer(Trainer):
         :param next_info: the BrainInfo after the environment step.
         :param stored_idx: the agents' rows in ``stored_info``, int (n,), or None: all, in order.
         :param next_idx: their rows in ``next_info``, int (n,), or None: all, in order.
-        :returns: ``visual_obs{i}``/``next_visual_obs{i}`` (lists of float32 images), ``vector_obs`` and
+        :returns: ``visual_obs{i}``/``next_visual_obs{i}`` (lists of images), ``vector_obs`` and
             ``next_vector_in`` (n, vec), ``memory`` (n, memory_size) when recurrent, ``masks`` (1.0),
             ``done`` (the agents' ``local_done`` in ``next_info``), ``action_mask`` (n, sum of
             branches) for discrete actions and ``prev_action`` (n, action length) when the BrainInfo
@@ -264,8 +252,13 @@ class RLTrainer(Trainer):
         policy = self.policy
         columns: dict[str, Any] = {}
         for i in range(policy.vis_obs_size):
-            columns[f"visual_obs{i}"] = stored_images(stored_info.visual_observations[i], stored_idx)
-            columns[f"next_visual_obs{i}"] = stored_images(next_info.visual_observations[i], next_idx)
+            camera, next_camera = stored_info.visual_observations[i], next_info.visual_observations[i]
+            columns[f"visual_obs{i}"] = (
+                camera if stored_idx is None else [camera[j] for j in stored_idx.tolist()]
+            )
+            columns[f"next_visual_obs{i}"] = (
+                next_camera if next_idx is None else [next_camera[j] for j in next_idx.tolist()]
+            )
         if policy.use_vec_obs:
             columns["vector_obs"] = take_rows(stored_info.vector_observations, stored_idx)
             columns["next_vector_in"] = take_rows(next_info.vector_observations, next_idx)

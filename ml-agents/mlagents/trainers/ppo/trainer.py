@@ -269,9 +269,9 @@ class PPOTrainer(RLTrainer):
         arrays: dict[str, np.ndarray] = {}
         images: dict[str, list[np.ndarray]] = {}
         for key, field in update_buffer.items():
-            if len(field) != buffer_length or buffer_length == 0:
+            if len(field) != buffer_length:
                 continue
-            if isinstance(field[0], np.ndarray) and field[0].ndim >= 3:
+            if buffer_length and isinstance(field[0], np.ndarray) and field[0].ndim >= 3:
                 images[key] = field
             else:
                 arrays[key] = np.asarray(field)

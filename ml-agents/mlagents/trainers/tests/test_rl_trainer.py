@@ -64,12 +64,9 @@ def reference_add_experiences(trainer, curr_info, next_info, outputs):
         if stored is not None:
             idx = list(stored.agents).index(agent_id)
             if not stored.local_done[idx] and stored_outputs is not None:
-                # One deliberate difference: images are kept as float32 (what the networks read).
                 for i in range(policy.vis_obs_size):
-                    agent[f"visual_obs{i}"].append(np.float32(stored.visual_observations[i][idx]))
-                    agent[f"next_visual_obs{i}"].append(
-                        np.float32(next_info.visual_observations[i][next_idx])
-                    )
+                    agent[f"visual_obs{i}"].append(stored.visual_observations[i][idx])
+                    agent[f"next_visual_obs{i}"].append(next_info.visual_observations[i][next_idx])
                 agent["vector_obs"].append(stored.vector_observations[idx])
                 agent["next_vector_in"].append(next_info.vector_observations[next_idx])
                 if policy.use_recurrent:
