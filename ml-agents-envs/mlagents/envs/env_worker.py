@@ -325,6 +325,11 @@ def worker(
                 logger.debug("UnityEnvironment worker %d: close: %s", worker_id, exc)
         step_queue.close()
         interrupt.close()
+        # Nothing is left to clean up: from here on the manager's SIGTERM just ends the process.
+        # Raising SystemExit could land in the interpreter's exit handlers (e.g. logging's
+        # shutdown) and print "Exception ignored in atexit callback" with a traceback; this
+        # happens when the manager replaces a worker that reported an error and is exiting.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 class _ManagerGone(Exception):

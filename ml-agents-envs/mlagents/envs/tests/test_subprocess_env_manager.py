@@ -469,3 +469,35 @@ def test_a_signal_after_the_worker_closed_its_interrupt_request_prints_nothing()
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "requested True"
     assert result.stderr == ""
+
+
+# A worker that reported an error ends its body and exits; the manager, replacing it, may send
+# SIGTERM while the interpreter runs its exit handlers (logging's shutdown). The script runs the
+# worker body with an environment that fails to start, then sends itself SIGTERM from an exit
+# handler that runs before logging's: the process must end by the signal without a traceback.
+_SIGTERM_WHILE_EXITING = """
+import atexit, logging, multiprocessing, os, signal
+import cloudpickle
+from mlagents.envs.env_worker import worker
+logging.basicConfig(level=logging.INFO)
+
+def failing_factory(worker_id):
+    raise RuntimeError("this environment cannot start")
+
+manager_end, worker_end = multiprocessing.Pipe()
+queue = multiprocessing.Queue()
+worker(worker_end, queue, cloudpickle.dumps(failing_factory), 0)
+response = manager_end.recv()
+print(response.name, response.payload.message, flush=True)
+atexit.register(os.kill, os.getpid(), signal.SIGTERM)
+"""
+
+
+def test_sigterm_while_the_worker_process_exits_prints_nothing() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", _SIGTERM_WHILE_EXITING], capture_output=True, text=True, timeout=120
+    )
+    assert result.stdout.strip() == "env_error this environment cannot start", result.stderr
+    assert result.returncode == -signal.SIGTERM, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "Exception ignored" not in result.stderr
