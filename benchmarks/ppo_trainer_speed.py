@@ -90,17 +90,31 @@ def parameters(folder: str, overrides: dict) -> dict:
 def brain_info(
     rng: np.random.Generator, brain: BrainParameters, n: int, step: int, episode: int
 ) -> BrainInfo:
+    """A decision of ``n`` agents of ``brain``: random observations and rewards, every episode
+    ending after ``episode`` decisions. Camera images are as the envs API decodes them (k / 255,
+    float64)."""
     done = (step % episode) == episode - 1
     n_masks = sum(brain.vector_action_space_size) if brain.vector_action_space_type == "discrete" else 0
+    vector_observation = rng.normal(size=(n, brain.vector_observation_space_size))
+    visual_observation = [
+        [
+            rng.integers(
+                0, 256, size=(camera["height"], camera["width"], 1 if camera["blackAndWhite"] else 3)
+            )
+            / 255.0
+            for _ in range(n)
+        ]
+        for camera in brain.camera_resolutions
+    ]
     return BrainInfo(
-        visual_observation=[],
-        vector_observation=rng.normal(size=(n, brain.vector_observation_space_size)),
+        visual_observation=visual_observation,
+        vector_observation=vector_observation,
         text_observations=[""] * n,
         memory=np.zeros((0, 0)),
         reward=list(rng.normal(size=n)),
         agents=[f"$0-{i}" for i in range(n)],
         local_done=[done] * n,
-        vector_action=np.zeros((n, 1)),
+        vector_action=np.zeros((n, len(brain.vector_action_space_size))),
         text_action=[[] for _ in range(n)],
         max_reached=[False] * n,
         action_mask=np.ones((n, n_masks)),

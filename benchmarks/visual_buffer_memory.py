@@ -21,9 +21,9 @@ import tempfile
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np
-from ppo_trainer_speed import parameters  # the default section of config/trainer_config.yaml
+from ppo_trainer_speed import brain_info, parameters  # parameters: the default trainer section
 
-from mlagents.envs.brain import BrainInfo, BrainParameters
+from mlagents.envs.brain import BrainParameters
 from mlagents.trainers.ppo.trainer import PPOTrainer
 
 AGENTS = 8
@@ -37,25 +37,6 @@ BRAIN = BrainParameters(
     ["", "", "", ""],
     "discrete",
 )
-
-
-def brain_info(rng: np.random.Generator, step: int) -> BrainInfo:
-    """A decision of the 8 agents: camera images as the envs API decodes them (k / 255, float64)."""
-    done = (step % EPISODE) == EPISODE - 1
-    images = [rng.integers(0, 256, size=(84, 84, 3)) / 255.0 for _ in range(AGENTS)]
-    return BrainInfo(
-        visual_observation=[images],
-        vector_observation=np.zeros((AGENTS, 0)),
-        text_observations=[""] * AGENTS,
-        memory=np.zeros((0, 0)),
-        reward=list(rng.normal(size=AGENTS)),
-        agents=[f"$0-{i}" for i in range(AGENTS)],
-        local_done=[done] * AGENTS,
-        vector_action=np.zeros((AGENTS, 4)),
-        text_action=[[] for _ in range(AGENTS)],
-        max_reached=[False] * AGENTS,
-        action_mask=np.ones((AGENTS, 11)),
-    )
 
 
 def resident_bytes() -> int:
@@ -91,12 +72,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         trainer = PPOTrainer(BRAIN, 1, parameters(folder, dict(max_steps=5.0e4)), True, False, 0, "bench")
         before = resident_bytes()
-        current = brain_info(rng, 0)
+        current = brain_info(rng, BRAIN, AGENTS, 0, EPISODE)
         step = 0
         while (args.steps and step < args.steps) or (not args.steps and not trainer.is_ready_update()):
             step += 1
             action = trainer.policy.get_action(current)
-            following = brain_info(rng, step)
+            following = brain_info(rng, BRAIN, AGENTS, step, EPISODE)
             trainer.add_experiences(
                 {BRAIN.brain_name: current}, {BRAIN.brain_name: following}, action.outputs
             )
