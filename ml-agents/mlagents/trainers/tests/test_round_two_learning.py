@@ -74,7 +74,7 @@ def mean_rewards(output: str, brain: str, budget: int) -> list[float]:
     return [line["mean"] for line in summary_lines(output, brain) if line["step"] < budget + 1000]
 
 
-TENNIS_BUDGET = 16000
+TENNIS_BUDGET = 20000
 
 
 @pytest.mark.timeout(900)
@@ -92,9 +92,11 @@ def test_tennis_players_learn_to_return_the_ball(
     0.001, 0.002, ...), while other runs had 0.026 to 0.031 there. Mean reward per window at steps
     1000, 4000, 8000, 12000, 16000 (``python benchmarks/learning_rise.py --env Tennis --seeds 1 2
     --max-steps 20000``): seed 1 0.006, 0.008, 0.023, 0.052, 0.117; seed 2 0.007, 0.018, 0.050,
-    0.080, 0.104. A run that starts climbing 3000 steps later than seed 1 above still ends near
-    0.06 (the mean of that seed's windows at 12000 and 13000), so the thresholds leave a margin of
-    1.5 or more."""
+    0.080, 0.104. A run that starts climbing 3000 steps later than seed 1 above would end near
+    0.06 at step 16000 (the mean of that seed's windows at 12000 and 13000). One run of seed 1 in a
+    full CI run of the suite climbed later still (windows 0.005, 0.002, 0.000, 0.001, 0.001, 0.002,
+    ...) and its last two windows at 16000 averaged 0.036, below 0.04: the run now goes on to step
+    20000, which gives such a late climb 4000 steps more (about a third of its rise so far)."""
     output = train(TENNIS, "TennisLearning", TENNIS_BUDGET, tmp_path, free_port_range(2), seed=1)
     means = mean_rewards(output, "TennisLearning", TENNIS_BUDGET)
     assert len(means) >= TENNIS_BUDGET // 1000 - 1, means
