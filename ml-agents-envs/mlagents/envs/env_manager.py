@@ -9,7 +9,9 @@ BrainInfo and the unsplit policy outputs of that call instead of joining them ag
 """
 
 import copy
+import inspect
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 from mlagents.envs.action_info import ActionInfo
@@ -150,3 +152,32 @@ def advance_environment(env: "BaseUnityEnvironment", all_action_info: dict[str, 
     texts = {name: info.text for name, info in all_action_info.items()}
     values = {name: info.value for name, info in all_action_info.items()}
     return env.step(actions, memories, texts, values)
+
+
+#: How an env manager builds the environment of a worker: ``factory(worker_id)``. A factory that
+#: also takes a keyword argument ``restart`` is told how often that worker was restarted before
+#: (0 at the first start), so that it can give a restarted environment a seed of its own.
+EnvFactory = Callable[..., "BaseUnityEnvironment"]
+
+
+def create_environment(factory: EnvFactory, worker_id: int, restart: int = 0) -> "BaseUnityEnvironment":
+    """Build worker ``worker_id``'s environment for its ``restart``-th restart (0: first start).
+
+    ``factory(worker_id)`` for a first start or a factory without a ``restart`` parameter;
+    ``factory(worker_id, restart=restart)`` otherwise.
+    """
+    if restart > 0 and _takes_restart(factory):
+        return factory(worker_id, restart=restart)
+    return factory(worker_id)
+
+
+def _takes_restart(factory: EnvFactory) -> bool:
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # a callable without an inspectable signature
+        return False
+    parameter = parameters.get("restart")
+    return parameter is not None and parameter.kind in (
+        inspect.Parameter.KEYWORD_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    )

@@ -21,7 +21,6 @@ import select
 import signal
 import socket
 import traceback
-from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any, NamedTuple
 
@@ -29,7 +28,7 @@ import cloudpickle
 
 from mlagents.envs.base_unity_environment import BaseUnityEnvironment
 from mlagents.envs.brain import AllBrainInfo
-from mlagents.envs.env_manager import advance_environment
+from mlagents.envs.env_manager import EnvFactory, advance_environment, create_environment
 from mlagents.envs.exception import UnityCommunicationException
 from mlagents.envs.pipe_messages import (
     STEP,
@@ -237,6 +236,7 @@ def worker(
     pickled_env_factory: bytes,
     worker_id: int,
     logging_setup: LoggingSetup | None = None,
+    restart: int = 0,
 ) -> None:
     """Body of worker process ``worker_id``: create the environment, then serve commands until
     ``"close"``. The environment is closed on every way out.
@@ -246,6 +246,8 @@ def worker(
     :param pickled_env_factory: ``cloudpickle.dumps`` of a callable ``worker_id -> environment``.
     :param worker_id: this worker's index (the factory uses it for the port: base_port + worker_id).
     :param logging_setup: the manager's logging setup, applied here first (None: leave logging as is).
+    :param restart: how often this worker was restarted before (see
+        :func:`~mlagents.envs.env_manager.create_environment`).
     """
     if logging_setup is not None:
         logging_setup.apply()
@@ -273,8 +275,8 @@ def worker(
             raise _ManagerGone() from error
 
     try:
-        env_factory: Callable[[int], BaseUnityEnvironment] = cloudpickle.loads(pickled_env_factory)
-        env = env_factory(worker_id)
+        env_factory: EnvFactory = cloudpickle.loads(pickled_env_factory)
+        env = create_environment(env_factory, worker_id, restart)
         if interrupt.requested:
             raise KeyboardInterrupt
         reply("ready", WorkerReady(_build_pid(env), _build_log_path(env)))

@@ -25,17 +25,15 @@ one clear :class:`~mlagents.envs.exception.UnityEnvironmentException`.
 import logging
 import math
 import os
-from collections.abc import Callable
 from types import ModuleType
 from typing import Any, NoReturn
 
 import cloudpickle
 
 from mlagents.envs.action_info import ActionInfo
-from mlagents.envs.base_unity_environment import BaseUnityEnvironment
 from mlagents.envs.brain import BrainParameters
 from mlagents.envs.communicator_objects import CustomResetParameters
-from mlagents.envs.env_manager import EnvManager, StepBatch, StepInfo
+from mlagents.envs.env_manager import EnvFactory, EnvManager, StepBatch, StepInfo
 from mlagents.envs.env_worker import LoggingSetup
 from mlagents.envs.exception import UnityCommunicationException, UnityEnvironmentException
 from mlagents.envs.ray_env_worker import (
@@ -125,11 +123,13 @@ class RayWorker:
     :ivar previous_step: the worker's last transition (its current observations are the next input).
     :ivar previous_all_action_info: the actions of the step in flight (or of the last step).
     :ivar step_ref: the result of the step in flight, None while idle.
+    :ivar restart: how often this worker was restarted before this actor (0: its first start).
     """
 
-    def __init__(self, worker_id: int, actor: Any) -> None:
+    def __init__(self, worker_id: int, actor: Any, restart: int = 0) -> None:
         self.worker_id = worker_id
         self.actor = actor
+        self.restart = restart
         self.started: ActorStarted | None = None
         self.previous_step: StepInfo = StepInfo(None, {}, None)
         self.previous_all_action_info: dict[str, ActionInfo] = {}
@@ -183,6 +183,10 @@ class RayEnvManager(EnvManager):
         lost episode are reported once by :meth:`take_interrupted_steps`, its step in flight is
         dropped and :attr:`restart_count` counts it; past the limits the error is
         :class:`~mlagents.envs.restart_policy.RestartLimitExceeded`.
+    :param synchronous: step every worker in each call and wait for all of them, handing the
+        results over as one batch in worker order (what ``mlagents-learn --deterministic`` uses,
+        see :class:`~mlagents.envs.subprocess_env_manager.SubprocessEnvManager`); False (the
+        default): return as soon as one has finished.
     :raises ValueError: ``n_env`` < 1.
     :raises UnityEnvironmentException: ray is not installed, or the cluster has too few CPUs.
     :raises: any error of an environment's creation (e.g. UnityTimeOutException), after every
@@ -191,15 +195,17 @@ class RayEnvManager(EnvManager):
 
     def __init__(
         self,
-        env_factory: Callable[[int], BaseUnityEnvironment],
+        env_factory: EnvFactory,
         n_env: int = 1,
         *,
         address: str | None = None,
         cpus_per_worker: float = 1.0,
         start_timeout: float = DEFAULT_START_TIMEOUT,
         restart_policy: RestartPolicy | None = None,
+        synchronous: bool = False,
     ) -> None:
         super().__init__()
+        self.synchronous = synchronous
         if n_env < 1:
             raise ValueError(f"n_env must be at least 1, got {n_env}")
         self._ray = import_ray()
@@ -318,19 +324,21 @@ class RayEnvManager(EnvManager):
                 f"({self._cpus_per_worker:g} each): add nodes to the cluster or lower --num-envs."
             )
 
-    def _create_worker(self, worker_id: int) -> RayWorker:
+    def _create_worker(self, worker_id: int, restart: int = 0) -> RayWorker:
         actor = self._actor_class.options(
             num_cpus=self._cpus_per_worker,
             scheduling_strategy="SPREAD",
             name=None,
             max_restarts=0,
         ).remote(worker_id, LoggingSetup.of_this_process())
-        return RayWorker(worker_id, actor)
+        return RayWorker(worker_id, actor, restart)
 
     def _wait_for_workers_started(self, workers: list[RayWorker]) -> None:
         """Start the environments of ``workers`` and wait for them; a worker lost meanwhile is
         restarted (and waited for) or its error raised."""
-        refs = {worker.actor.start.remote(self._pickled_env_factory): worker for worker in workers}
+        refs = {
+            worker.actor.start.remote(self._pickled_env_factory, worker.restart): worker for worker in workers
+        }
         pending = list(refs)
         waited = 0.0
         while pending:
@@ -434,10 +442,11 @@ class RayEnvManager(EnvManager):
             worker.step_ref = worker.actor.step.remote(to_send)
 
     def _wait_for_steps(self) -> list[tuple[RayWorker, PackedStep]]:
-        """Block until at least one step result is there, then take every result available."""
+        """Block until at least one step result is there, then take every result available;
+        synchronous: block until every step in flight has finished."""
         by_ref = {worker.step_ref: worker for worker in self.env_workers if worker.step_ref is not None}
         refs = list(by_ref)
-        ready, rest = self._ray.wait(refs, num_returns=1)
+        ready, rest = self._ray.wait(refs, num_returns=len(refs) if self.synchronous else 1)
         if rest:
             more, _ = self._ray.wait(rest, num_returns=len(rest), timeout=0)
             ready += more
@@ -537,7 +546,7 @@ class RayEnvManager(EnvManager):
             self.restart_count,
             (worker.started.build_log_path if worker.started else None) or "unknown",
         )
-        new = self._create_worker(worker_id)
+        new = self._create_worker(worker_id, restart=number)
         self.env_workers[worker_id] = new
         self._wait_for_workers_started([new])
         if new is not self.env_workers[worker_id]:

@@ -14,7 +14,6 @@ Python lists pickled element by element. :func:`unpack_all_brain_info` rebuilds 
 import logging
 import os
 import signal
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import cloudpickle
@@ -24,7 +23,7 @@ from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.base_unity_environment import BaseUnityEnvironment
 from mlagents.envs.brain import AllBrainInfo, BrainInfo, BrainParameters
 from mlagents.envs.communicator_objects import CustomResetParameters
-from mlagents.envs.env_manager import advance_environment
+from mlagents.envs.env_manager import EnvFactory, advance_environment, create_environment
 from mlagents.envs.env_worker import LoggingSetup
 from mlagents.envs.timers import TimerNode, get_timer_root, reset_timers
 
@@ -143,12 +142,13 @@ class EnvActor:
         if logging_setup is not None:
             logging_setup.apply()
 
-    def start(self, pickled_env_factory: bytes) -> ActorStarted:
-        """Create the environment (launches its build on this node)."""
+    def start(self, pickled_env_factory: bytes, restart: int = 0) -> ActorStarted:
+        """Create the environment (launches its build on this node); ``restart``: how often this
+        worker was restarted before (see :func:`~mlagents.envs.env_manager.create_environment`)."""
         import ray
 
-        env_factory: Callable[[int], BaseUnityEnvironment] = cloudpickle.loads(pickled_env_factory)
-        self.env = env_factory(self.worker_id)
+        env_factory: EnvFactory = cloudpickle.loads(pickled_env_factory)
+        self.env = create_environment(env_factory, self.worker_id, restart)
         reset_timers()
         process = getattr(self.env, "proc1", None)
         pid = getattr(process, "pid", None)

@@ -26,7 +26,6 @@ import queue
 import select
 import signal
 import time
-from collections.abc import Callable
 from multiprocessing.connection import Connection
 from multiprocessing.connection import wait as wait_for_objects
 from multiprocessing.context import DefaultContext, ForkContext, ForkServerContext, SpawnContext
@@ -37,10 +36,9 @@ import cloudpickle
 
 from mlagents.envs import env_worker as worker_process
 from mlagents.envs.action_info import ActionInfo
-from mlagents.envs.base_unity_environment import BaseUnityEnvironment
 from mlagents.envs.brain import BrainParameters
 from mlagents.envs.communicator_objects import CustomResetParameters
-from mlagents.envs.env_manager import EnvManager, StepBatch, StepInfo
+from mlagents.envs.env_manager import EnvFactory, EnvManager, StepBatch, StepInfo
 
 # The worker side lives in env_worker; its names stay importable from here, as in ML-Agents 0.9.
 from mlagents.envs.env_worker import (
@@ -299,6 +297,13 @@ class SubprocessEnvManager(EnvManager):
     error is :class:`~mlagents.envs.restart_policy.RestartLimitExceeded` (a
     ``UnityCommunicationException``). Without a policy every loss is raised, as in ML-Agents 0.9.
 
+    **Synchronous stepping** (``synchronous=True``, what ``mlagents-learn --deterministic`` uses):
+    every call steps every worker and returns once all of them have finished, as one batch in
+    worker order. Which steps the trainers receive, in which order and decided by which policy
+    version then no longer depends on which worker answers first: with seeded environments and
+    policies, the run is the same on any machine load. It costs the time the fastest workers
+    wait for the slowest one in each round.
+
     After an exception from any method, call :meth:`close`; the manager cannot be used further.
 
     :param env_factory: callable ``worker_id -> environment``, called in each worker.
@@ -306,6 +311,8 @@ class SubprocessEnvManager(EnvManager):
     :param start_method: ``multiprocessing`` start method (``"spawn"``, ``"fork"``, ``"forkserver"``),
         or None for the platform's default.
     :param restart_policy: decides whether a lost worker is restarted (None: never).
+    :param synchronous: step every worker in each call and wait for all of them (see above);
+        False (the default, as in ML-Agents 0.9): return as soon as one has finished.
     :raises ValueError: ``n_env`` < 1.
     :raises: any error of an environment's creation (e.g. UnityTimeOutException,
         UnityWorkerInUseException), after every worker was ended.
@@ -313,13 +320,15 @@ class SubprocessEnvManager(EnvManager):
 
     def __init__(
         self,
-        env_factory: Callable[[int], BaseUnityEnvironment],
+        env_factory: EnvFactory,
         n_env: int = 1,
         *,
         start_method: str | None = "spawn",
         restart_policy: RestartPolicy | None = None,
+        synchronous: bool = False,
     ) -> None:
         super().__init__()
+        self.synchronous = synchronous
         if n_env < 1:
             raise ValueError(f"n_env must be at least 1, got {n_env}")
         self._closed = False
@@ -351,13 +360,22 @@ class SubprocessEnvManager(EnvManager):
         step_queue: "multiprocessing.Queue[EnvironmentResponse]",
         pickled_env_factory: bytes,
         context: ProcessContext | None = None,
+        restart: int = 0,
     ) -> UnityEnvWorker:
-        """Start the process of worker ``worker_id`` (does not wait for its environment)."""
+        """Start the process of worker ``worker_id`` (does not wait for its environment);
+        ``restart``: how often this worker was restarted before (0: its first start)."""
         context = context or process_context(None)
         parent_conn, child_conn = context.Pipe()
         process = context.Process(
             target=worker_process.worker,
-            args=(child_conn, step_queue, pickled_env_factory, worker_id, LoggingSetup.of_this_process()),
+            args=(
+                child_conn,
+                step_queue,
+                pickled_env_factory,
+                worker_id,
+                LoggingSetup.of_this_process(),
+                restart,
+            ),
             name=f"UnityEnvWorker-{worker_id}",
             daemon=True,
         )
@@ -402,10 +420,12 @@ class SubprocessEnvManager(EnvManager):
                 waiting_for.discard(worker.worker_id)
 
     def step(self) -> list[StepInfo]:
-        """Send actions to every idle worker, then wait until at least one worker has a result.
+        """Send actions to every idle worker, then wait until at least one worker has a result
+        (synchronous: until every worker has).
 
-        :returns: one StepInfo per worker that finished (1..n_env), grouped by the decision that
-            produced their actions (oldest first), in worker order within a group.
+        :returns: one StepInfo per worker that finished (1..n_env; synchronous: every worker not
+            lost meanwhile), grouped by the decision that produced their actions (oldest first),
+            in worker order within a group.
         :raises UnityCommunicationException: a worker died or stopped (Ctrl-C), and was not
             restarted (no restart policy, or past its limits: RestartLimitExceeded).
         :raises: an exception raised by a policy, or by an environment in a worker (re-raised with
@@ -522,13 +542,16 @@ class SubprocessEnvManager(EnvManager):
             return False
 
     def _wait_for_step_responses(self) -> list[EnvironmentResponse]:
-        """Block until at least one step result is there, then take every result available."""
+        """Block until at least one step result is there, then take every result available;
+        synchronous: block until no step is in flight (a worker lost meanwhile has none)."""
         while True:
-            self._collect_step_responses(0 if self._step_responses else LIVENESS_CHECK_INTERVAL)
-            if self._step_responses:
+            in_flight = any(worker.waiting for worker in self.env_workers)
+            if not in_flight:
+                break  # all answered, or every worker in flight was lost and restarted
+            if self._step_responses and not self.synchronous:
+                self._collect_step_responses(0)
                 break
-            if not any(worker.waiting for worker in self.env_workers):
-                break  # every worker in flight was lost and restarted: nothing more will come
+            self._collect_step_responses(LIVENESS_CHECK_INTERVAL)
         responses, self._step_responses = self._step_responses, []
         return responses
 
@@ -698,7 +721,9 @@ class SubprocessEnvManager(EnvManager):
             self.restart_count,
             worker.build_log_path or "unknown",
         )
-        new = self.create_worker(worker_id, self.step_queue, self._pickled_env_factory, self._context)
+        new = self.create_worker(
+            worker_id, self.step_queue, self._pickled_env_factory, self._context, restart=number
+        )
         self.env_workers[worker_id] = new
         self._wait_for_workers_ready([worker_id])
         if new is not self.env_workers[worker_id]:

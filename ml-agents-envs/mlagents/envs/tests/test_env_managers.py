@@ -8,7 +8,7 @@ import pytest
 
 from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.communicator_objects import CommandProto
-from mlagents.envs.env_manager import EnvManager, StepInfo
+from mlagents.envs.env_manager import EnvManager, StepInfo, create_environment
 from mlagents.envs.env_worker import WorkerError
 from mlagents.envs.environment import UnityEnvironment
 from mlagents.envs.exception import (
@@ -157,3 +157,34 @@ def test_worker_error_of_an_unpicklable_exception():
     assert "UnityEnvironment worker 1 failed with" in str(rebuilt)
     assert "LocalError: something odd" in str(rebuilt)
     assert "Traceback" in rebuilt.__notes__[0]
+
+
+def test_factories_are_told_the_restart_number_when_they_take_it():
+    calls = []
+
+    def plain(worker_id):
+        calls.append(("plain", worker_id))
+        return worker_id
+
+    def restart_aware(worker_id, restart=0):
+        calls.append(("aware", worker_id, restart))
+        return worker_id
+
+    class Factory:
+        def __call__(self, worker_id, *, restart=0):
+            calls.append(("object", worker_id, restart))
+            return worker_id
+
+    for factory in (plain, restart_aware, Factory()):
+        create_environment(factory, 2)
+        create_environment(factory, 2, restart=3)
+    create_environment(lambda worker_id, **kwargs: calls.append(("kwargs", kwargs)), 1, restart=1)
+    assert calls == [
+        ("plain", 2),
+        ("plain", 2),
+        ("aware", 2, 0),
+        ("aware", 2, 3),
+        ("object", 2, 0),
+        ("object", 2, 3),
+        ("kwargs", {}),
+    ]

@@ -211,6 +211,38 @@ def test_steps_return_correct_step_infos(n_env, basic_factory):
     manager.close()  # idempotent
 
 
+def test_synchronous_steps_hand_over_every_worker_in_worker_order(free_port_range):
+    """With ``synchronous=True`` every step() steps every worker and returns them all, as one
+    batch decided by one policy call, in worker order: also when worker 0 is the slowest."""
+    base_port = free_port_range(3)
+    path = build("Basic")
+
+    def make(worker_id: int) -> UnityEnvironment:
+        args = ["--frame-time-ms", "40"] if worker_id == 0 else []
+        return UnityEnvironment(path, worker_id=worker_id, base_port=base_port, args=args)
+
+    children_before = live_children()
+    manager = SubprocessEnvManager(make, 3, synchronous=True)
+    try:
+        policy = MovePolicy()
+        manager.set_policy(BASIC, policy)
+        manager.reset()
+        for _ in range(8):
+            calls_before = len(policy.calls)
+            batches = manager.step_batches()
+            assert len(batches) == 1
+            workers = [
+                int(s.current_all_brain_info[BASIC].agents[0][1:].split("-")[0])
+                for s in batches[0].step_infos
+            ]
+            assert workers == [0, 1, 2]
+            assert len(policy.calls) == calls_before + 1 and len(policy.calls[-1]) == 3
+            assert not any(worker.waiting for worker in manager.env_workers)
+    finally:
+        manager.close()
+    assert_nothing_survives(manager, children_before, base_port)
+
+
 def test_reset_parameters_pass_through(free_port_range):
     factory = partial(UnityEnvironment, build("3DBall"), base_port=free_port_range(2))
     with checked_manager(factory, 2) as manager:

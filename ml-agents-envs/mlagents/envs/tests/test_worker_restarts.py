@@ -43,17 +43,18 @@ def faulty_factory(
     every_launch: bool = False,
     **kwargs: float,
 ) -> Callable[[int], BaseUnityEnvironment]:
-    """Worker w's first launch gets ``first_launch_args[w]`` (every launch with ``every_launch``)."""
+    """Worker w's first launch gets ``first_launch_args[w]`` (every launch with ``every_launch``);
+    each launch adds a line ``launch <restart>`` to the worker's marker file."""
     file_name = basic_build()
     marker_dir = str(markers)
 
-    def make(worker_id: int) -> BaseUnityEnvironment:
+    def make(worker_id: int, restart: int = 0) -> BaseUnityEnvironment:
         marker = os.path.join(marker_dir, f"worker-{worker_id}")
         args: list[str] = []
         if every_launch or not os.path.exists(marker):
             args = list(first_launch_args.get(worker_id, []))
         with open(marker, "a") as launches:
-            launches.write("launch\n")
+            launches.write(f"launch {restart}\n")
         return UnityEnvironment(file_name, worker_id=worker_id, base_port=base_port, args=args, **kwargs)
 
     return make
@@ -240,6 +241,9 @@ def test_killed_worker_and_failed_connection_are_restarted(free_port_range, tmp_
         for _ in range(5):
             manager.step()
         all_pids(manager, pids)
+        # The factory was told each launch's restart number (what seeds a restarted environment).
+        assert (tmp_path / "worker-0").read_text().split("\n") == ["launch 0", "launch 1", ""]
+        assert (tmp_path / "worker-1").read_text().split("\n") == ["launch 0", "launch 1", ""]
     finally:
         manager.close()
     assert_nothing_left(pids, range(base_port, base_port + 2))
