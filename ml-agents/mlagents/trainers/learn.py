@@ -87,6 +87,10 @@ Options:
                              process [default: 1].
   --save-freq=<n>            Save the models every n steps [default: 50000].
   --seed=<n>                 Random seed of the run; -1 draws one [default: -1].
+  --deterministic            Make the run a function of its configuration and seed alone: every
+                             environment steps each round, results reach the trainers in worker
+                             order, TensorFlow uses deterministic ops (slower; the seed drawn
+                             for --seed=-1 is logged).
   --slow                     Run the environment at inference speed (reset with train_mode off).
   --train                    Train the models; without it the policies only act (no updates,
                              no saving) until interrupted.
@@ -159,13 +163,16 @@ def create_environment_factory(
     no_graphics: bool,
     seed: int | None,
     start_port: int,
-) -> Callable[[int], BaseUnityEnvironment]:
-    """Return ``factory(worker_id) -> UnityEnvironment`` for one run.
+    *,
+    deterministic: bool = False,
+) -> Callable[..., BaseUnityEnvironment]:
+    """Return ``factory(worker_id, restart=0) -> UnityEnvironment`` for one run.
 
-    Worker ``w`` talks on port ``start_port + w``. Its seed is ``seed + w`` (the run seed for worker
-    0; the original gave every worker the same seed, so parallel workers replayed the same random
-    episodes); a seed of 0 (or None) draws each worker's seed from a pool of random seeds, as the
-    original did.
+    Worker ``w`` talks on port ``start_port + w``. Its seed is :func:`worker_seed` of the run seed
+    (``seed + w`` at its first start: the original gave every worker the same seed, so parallel
+    workers replayed the same random episodes; a seed of its own at each restart). Without
+    ``deterministic`` a run seed of 0 (or None) draws each worker's seed from a pool of random
+    seeds, as the original did.
 
     :param env_path: executable path; ``.app``/``.exe``/``.x86_64``/``.x86`` are removed (the
         environment finds the right file for the platform); None connects to the Unity Editor.
@@ -173,6 +180,7 @@ def create_environment_factory(
     :param no_graphics: launch with ``-nographics -batchmode``.
     :param seed: the run seed.
     :param start_port: port of worker 0.
+    :param deterministic: seeds come from the run seed alone, also when it is 0.
     """
     if env_path is not None:
         env_path = env_path.strip()
@@ -181,13 +189,18 @@ def create_environment_factory(
     docker_training = docker_target_name is not None
     if docker_training and env_path is not None:
         env_path = _copy_env_out_of_docker_volume(env_path, docker_target_name or "")
-    seed_pool = [int(np.random.randint(0, SEED_POOL_SIZE)) for _ in range(SEED_POOL_SIZE)]
+    seed_pool = (
+        [] if deterministic else [int(np.random.randint(0, SEED_POOL_SIZE)) for _ in range(SEED_POOL_SIZE)]
+    )
 
-    def create_unity_environment(worker_id: int) -> BaseUnityEnvironment:
+    def create_unity_environment(worker_id: int, restart: int = 0) -> BaseUnityEnvironment:
         # Imported here: the factory runs in the env worker processes.
         from mlagents.envs.environment import UnityEnvironment
 
-        env_seed = seed + worker_id if seed else seed_pool[worker_id % len(seed_pool)]
+        if seed or deterministic:
+            env_seed = worker_seed(seed or 0, worker_id, restart)
+        else:
+            env_seed = seed_pool[(worker_id + restart) % len(seed_pool)]
         return UnityEnvironment(
             file_name=env_path,
             worker_id=worker_id,
@@ -198,6 +211,19 @@ def create_environment_factory(
         )
 
     return create_unity_environment
+
+
+def worker_seed(run_seed: int, worker_id: int, restart: int = 0) -> int:
+    """The seed sent to the environment of worker ``worker_id`` at its ``restart``-th restart.
+
+    ``run_seed + worker_id`` at the first start; after a restart a seed drawn from the three
+    numbers, so that a restarted environment neither replays its first episodes nor depends on
+    anything but the run seed. Always within the wire's int32.
+    """
+    if restart == 0:
+        return int(run_seed) + int(worker_id)
+    state = np.random.SeedSequence([int(run_seed) % 2**32, int(worker_id), int(restart)]).generate_state(1)
+    return int(state[0] % 2**31)
 
 
 def _copy_env_out_of_docker_volume(env_path: str, docker_target_name: str) -> str:
@@ -262,9 +288,10 @@ def try_create_meta_curriculum(
     return meta_curriculum
 
 
-def create_env_manager(run: RunOptions, env_factory: Callable[[int], BaseUnityEnvironment]) -> EnvManager:
+def create_env_manager(run: RunOptions, env_factory: Callable[..., BaseUnityEnvironment]) -> EnvManager:
     """The env manager of ``--env-manager``: worker processes, or Ray actors (``--ray-address``);
-    either restarts lost workers within the run's restart limits."""
+    either restarts lost workers within the run's restart limits, and steps every worker each
+    round with ``--deterministic``."""
     from mlagents.envs.restart_policy import RestartPolicy
 
     restart_policy = RestartPolicy(run.restart_limits())
@@ -272,11 +299,17 @@ def create_env_manager(run: RunOptions, env_factory: Callable[[int], BaseUnityEn
         from mlagents.envs.ray_env_manager import RayEnvManager
 
         return RayEnvManager(
-            env_factory, run.num_envs, address=run.ray_address, restart_policy=restart_policy
+            env_factory,
+            run.num_envs,
+            address=run.ray_address,
+            restart_policy=restart_policy,
+            synchronous=run.deterministic,
         )
     from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
 
-    return SubprocessEnvManager(env_factory, run.num_envs, restart_policy=restart_policy)
+    return SubprocessEnvManager(
+        env_factory, run.num_envs, restart_policy=restart_policy, synchronous=run.deterministic
+    )
 
 
 # ---------------------------------------------------------------------------------------- one run
@@ -310,6 +343,10 @@ def run_training(sub_id: int, run_seed: int, options: RunOptions | Mapping[str, 
     # Imported only now so that `mlagents-learn --help`, command-line and configuration errors
     # answer at once, without loading TensorFlow.
     _import_tensorflow_quietly()
+    if run.deterministic:
+        from mlagents.trainers.determinism import use_deterministic_ops
+
+        use_deterministic_ops()
     from mlagents.trainers.checkpoint_video import CheckpointVideos, example_name
     from mlagents.trainers.trainer_controller import TrainerController
 
@@ -321,7 +358,12 @@ def run_training(sub_id: int, run_seed: int, options: RunOptions | Mapping[str, 
         # Ray actors do not run in this working directory.
         env_path = os.path.abspath(env_path)
     env_factory = create_environment_factory(
-        env_path, run.docker_target_name, run.no_graphics, run_seed, run.base_port + sub_id * run.num_envs
+        env_path,
+        run.docker_target_name,
+        run.no_graphics,
+        run_seed,
+        run.base_port + sub_id * run.num_envs,
+        deterministic=run.deterministic,
     )
     env = create_env_manager(run, env_factory)
     try:
@@ -471,6 +513,13 @@ def _run_several(options: RunOptions, num_runs: int, seed: int) -> int:
     try:
         for sub_id in range(num_runs):
             run_seed = _random_seed() if seed == -1 else seed
+            if options.deterministic and seed == -1:
+                LOGGER.info(
+                    "Run %d: deterministic with the seed %d (repeat it with --seed=%d).",
+                    sub_id,
+                    run_seed,
+                    run_seed,
+                )
             run_queue = context.Queue()
             process = context.Process(
                 target=_run_training_in_child,
@@ -544,6 +593,10 @@ def main(argv: list[str] | None = None) -> None:
         run = RunOptions.from_docopt(options)
         if run.num_runs == 1:
             run_seed = _random_seed() if run.seed == -1 else run.seed
+            if run.deterministic and run.seed == -1:
+                LOGGER.info(
+                    "Deterministic run with the seed %d (repeat it with --seed=%d).", run_seed, run_seed
+                )
             run_training(0, run_seed, run, queue_module.SimpleQueue())
         else:
             sys.exit(_run_several(run, run.num_runs, run.seed))

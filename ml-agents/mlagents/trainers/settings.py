@@ -168,6 +168,8 @@ class RunOptions:
     num_runs: int = 1
     save_freq: int = 50000
     seed: int = -1
+    # Beyond v0.9: the run is a function of its configuration and seed (see learn.py's --deterministic).
+    deterministic: bool = False
     slow: bool = False
     train_model: bool = False
     base_port: int = 5005
@@ -203,6 +205,7 @@ class RunOptions:
             num_runs=_int_option(options, "--num-runs", 1),
             save_freq=_int_option(options, "--save-freq", 1),
             seed=_int_option(options, "--seed", -1),
+            deterministic=bool(options.get("--deterministic", False)),
             slow=bool(options["--slow"]),
             train_model=bool(options["--train"]),
             base_port=_int_option(options, "--base-port", 1),

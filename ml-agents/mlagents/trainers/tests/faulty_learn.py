@@ -40,7 +40,9 @@ def faulty_environment_factory(
     no_graphics: bool,
     seed: int | None,
     start_port: int,
-) -> Callable[[int], BaseUnityEnvironment]:
+    *,
+    deterministic: bool = False,
+) -> Callable[..., BaseUnityEnvironment]:
     """Like the real factory (no docker), with the first-launch arguments and exchange timeout."""
     file_name = env_path.strip() if env_path else None
     for extension in learn.ENV_EXTENSIONS:
@@ -50,7 +52,7 @@ def faulty_environment_factory(
     markers: str = SETTINGS.get("markers", ".")
     exchange_timeout = float(SETTINGS.get("exchange_timeout", 120.0))
 
-    def create(worker_id: int) -> BaseUnityEnvironment:
+    def create(worker_id: int, restart: int = 0) -> BaseUnityEnvironment:
         from mlagents.envs.environment import UnityEnvironment
 
         marker = os.path.join(markers, f"worker-{worker_id}")
@@ -63,7 +65,7 @@ def faulty_environment_factory(
             file_name,
             worker_id=worker_id,
             base_port=start_port,
-            seed=(seed or 0) + worker_id,
+            seed=learn.worker_seed(seed or 0, worker_id, restart),
             no_graphics=no_graphics,
             args=args,
             exchange_timeout=exchange_timeout,

@@ -5,14 +5,15 @@
 Imported by name from the test modules (the conftest puts this folder on ``sys.path``).
 """
 
+import hashlib
 import os
 import re
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterable
-from contextlib import ExitStack
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -160,3 +161,45 @@ def assert_nothing_left(ports: Iterable[int] = (), pgid: int | None = None, time
         time.sleep(0.1)
     left = leftovers(ports, pgid)
     assert left == [], f"processes were left behind: {left}"
+
+
+# ---------------------------------------------------------------------------------- a run's results
+
+
+def summary_scalars(summaries_dir: Path) -> dict[tuple[str, str], list[tuple[int, float]]]:
+    """Every scalar a run wrote under ``summaries_dir``: (summary folder, tag) -> [(step, value)]
+    in the order written (values as TensorBoard stored them, float32)."""
+    from tensorboard.backend.event_processing import event_accumulator
+
+    scalars: dict[tuple[str, str], list[tuple[int, float]]] = {}
+    for folder in sorted(path for path in summaries_dir.iterdir() if path.is_dir()):
+        accumulator = event_accumulator.EventAccumulator(
+            str(folder), size_guidance={event_accumulator.SCALARS: 0}
+        )
+        accumulator.Reload()
+        for tag in accumulator.Tags()["scalars"]:
+            scalars[(folder.name, tag)] = [(event.step, event.value) for event in accumulator.Scalars(tag)]
+    return scalars
+
+
+def model_digests(model_dir: Path) -> dict[str, str]:
+    """SHA-256 of every checkpoint file (``model-<step>.*``) and exported model of a run's model
+    folder, by path relative to it (the ``checkpoint`` index file holds write times: not compared)."""
+    files = [*model_dir.glob("*/model-*"), *model_dir.glob("*.nn"), *model_dir.glob("*.onnx")]
+    return {
+        str(path.relative_to(model_dir)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(files)
+    }
+
+
+@contextmanager
+def cpu_load(processes: int = 2) -> Iterator[None]:
+    """Busy loops in ``processes`` other processes while the block runs (a loaded machine)."""
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
+    try:
+        yield
+    finally:
+        for burner in burners:
+            burner.kill()
+        for burner in burners:
+            burner.wait()

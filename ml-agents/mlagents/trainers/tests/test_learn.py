@@ -57,7 +57,7 @@ def test_help(tmp_path):
         ("--video-freq=<n>", "0"),
     ]:
         assert flag in out
-    for flag in ["--load", "--slow", "--train", "--no-graphics", "--debug", "--multi-gpu"]:
+    for flag in ["--load", "--slow", "--train", "--no-graphics", "--debug", "--multi-gpu", "--deterministic"]:
         assert flag in out
 
 
@@ -75,6 +75,7 @@ def test_parsed_defaults():
         "--num-runs": "1",
         "--save-freq": "50000",
         "--seed": "-1",
+        "--deterministic": False,
         "--slow": False,
         "--train": False,
         "--base-port": "5005",
@@ -92,6 +93,24 @@ def test_parsed_defaults():
         "--restarts-rate-limit-n": "1",
         "--restarts-rate-limit-period-s": "60",
     }
+
+
+def test_deterministic_option():
+    assert not learn.validate_options(learn.parse_command_line(["c.yaml"])).deterministic
+    assert learn.validate_options(learn.parse_command_line(["c.yaml", "--deterministic"])).deterministic
+
+
+def test_worker_seeds():
+    """Worker w starts with the run seed + w; each restart gets a seed of its own, a function of
+    the run seed, the worker and the restart number alone."""
+    assert [learn.worker_seed(5, w) for w in range(3)] == [5, 6, 7]
+    restarted = {(w, r): learn.worker_seed(5, w, r) for w in range(3) for r in range(1, 4)}
+    assert len(set(restarted.values())) == len(restarted)
+    assert not set(restarted.values()) & {5, 6, 7}
+    assert all(0 <= seed < 2**31 for seed in restarted.values())
+    assert learn.worker_seed(5, 1, 2) == restarted[(1, 2)]
+    assert learn.worker_seed(6, 1, 2) != restarted[(1, 2)]
+    assert learn.worker_seed(-3, 0, 1) >= 0  # a negative run seed still fits the wire's int32
 
 
 def test_malformed_command_line(tmp_path):

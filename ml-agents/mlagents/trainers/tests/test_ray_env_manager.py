@@ -22,7 +22,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
-from learn_helpers import LearnProcess, assert_nothing_left, trainer_config
+from learn_helpers import (
+    LearnProcess,
+    assert_nothing_left,
+    cpu_load,
+    model_digests,
+    summary_scalars,
+    trainer_config,
+)
 
 from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.brain import BrainInfo
@@ -285,38 +292,37 @@ def test_learn_on_the_cluster(ray_cluster: RayCluster, tmp_path: Path) -> None:
     assert_nothing_left(ports=range(base_port, base_port + 4), pgid=run.pid)
 
 
-def reward_curve(summary_dir: Path) -> list[tuple[int, float]]:
-    from tensorboard.backend.event_processing import event_accumulator
-
-    accumulator = event_accumulator.EventAccumulator(
-        str(summary_dir), size_guidance={event_accumulator.SCALARS: 0}
-    )
-    accumulator.Reload()
-    return [(event.step, event.value) for event in accumulator.Scalars("Environment/Cumulative Reward")]
-
-
-def test_same_reward_curve_as_subprocess_manager(ray_cluster: RayCluster, tmp_path: Path) -> None:
-    # One worker: each step() returns that worker's step, so the whole run (episodes, policy
-    # updates) depends on the seed alone and both managers must write the same summaries. (With
-    # several workers the order in which their steps finish varies from run to run, for either
-    # manager; test_same_episodes_as_subprocess_manager_across_two_nodes compares those.)
-    runs = []
-    for name, extra in (
-        ("processes", []),
-        ("ray", ["--env-manager=ray", f"--ray-address={ray_cluster.address}"]),
+def test_deterministic_run_same_as_subprocess_manager(ray_cluster: RayCluster, tmp_path: Path) -> None:
+    """``--deterministic`` with four workers: the run on the two-node cluster (under CPU load)
+    writes the same summaries, every scalar at every step, and the same checkpoints and exported
+    models as the run with worker processes on this machine."""
+    config = trainer_config(max_steps=600, summary_freq=150, buffer_size=256)
+    base_port = find_free_port_range(8)
+    common = ["--train", "--run-id=same", "--seed=5", "--num-envs=4", "--deterministic", f"--env={BASIC}"]
+    runs = {}
+    for index, (name, extra) in enumerate(
+        (("processes", []), ("ray", ["--env-manager=ray", f"--ray-address={ray_cluster.address}"]))
     ):
         cwd = tmp_path / name
         cwd.mkdir()
-        (cwd / "config.yaml").write_text(trainer_config(max_steps=500, summary_freq=250))
-        base_port = find_free_port_range(1)
-        args = [f"--env={BASIC}", "--train", "--run-id=same", "--seed=5", f"--base-port={base_port}", *extra]
-        runs.append((cwd, base_port, LearnProcess(cwd, "config.yaml", *args)))
-    for _, base_port, run in runs:
-        assert run.finish(timeout=240) == 0, run.output()[-4000:]
-        assert_nothing_left(ports=[base_port], pgid=run.pid)
-    processes, on_ray = (reward_curve(cwd / "summaries" / "same_BasicLearning") for cwd, _, _ in runs)
-    assert [step for step, _ in processes] == [250, 500]
-    assert on_ray == processes
+        (cwd / "config.yaml").write_text(config)
+        port = base_port + 4 * index
+        if name == "ray":
+            with cpu_load(2):
+                run = LearnProcess(cwd, "config.yaml", *common, f"--base-port={port}", *extra)
+                assert run.finish(timeout=240) == 0, run.output()[-4000:]
+        else:
+            run = LearnProcess(cwd, "config.yaml", *common, f"--base-port={port}", *extra)
+            assert run.finish(timeout=240) == 0, run.output()[-4000:]
+        assert_nothing_left(ports=range(port, port + 4), pgid=run.pid)
+        runs[name] = (summary_scalars(cwd / "summaries"), model_digests(cwd / "models" / "same-0"))
+    processes, on_ray = runs["processes"], runs["ray"]
+    reward = processes[0][("same_BasicLearning", "Environment/Cumulative Reward")]
+    # A summary every 150 global steps, at the trainer's step (which has counted the whole round
+    # of four environment steps by then, as in ML-Agents 0.9).
+    assert [step // 150 for step, _ in reward] == [1, 2, 3, 4]
+    assert on_ray[0] == processes[0]
+    assert "BasicLearning.nn" in processes[1] and on_ray[1] == processes[1]
 
 
 def test_options_check() -> None:
