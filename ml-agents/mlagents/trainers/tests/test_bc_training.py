@@ -120,6 +120,7 @@ def learn(cwd, config, env, port, *extra, timeout=240, num_envs=2):
         f"--base-port={port}",
         "--train",
         "--seed=3",
+        "--deterministic",
         *extra,
         timeout=timeout,
     )
@@ -133,7 +134,9 @@ def learn(cwd, config, env, port, *extra, timeout=240, num_envs=2):
         ("Basic", "BasicLearning", 1000, 250),
         # An episode lasts 1000 decisions (~2000 steps with two environments). Training and the
         # 120-episode judgement take about a minute on a quiet machine, several on a loaded one.
-        pytest.param("3DBall", "3DBallLearning", 4500, 2250, marks=pytest.mark.timeout(900)),
+        pytest.param(
+            "3DBall", "3DBallLearning", 4500, 2250, marks=[pytest.mark.learning, pytest.mark.timeout(900)]
+        ),
     ],
 )
 def test_offline_bc_reaches_the_heuristic(tmp_path, free_port_range, example, brain, max_steps, summary_freq):

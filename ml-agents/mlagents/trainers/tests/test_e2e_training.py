@@ -91,6 +91,7 @@ def first_run(tmp_path_factory, free_port_range):
         "--run-id=basic",
         "--save-freq=2000",
         "--seed=2",
+        "--deterministic",
         "--no-graphics",
     )
     status = run.finish()
@@ -341,6 +342,7 @@ BALL_CONFIG = trainer_config(
 )
 
 
+@pytest.mark.learning
 @pytest.mark.skipif(not BALL.exists(), reason="the 3DBall build is missing")
 def test_3dball_learns(tmp_path, free_port_range):
     """A short PPO run on 3DBall (12 agents per instance, continuous actions, normalization) with
@@ -358,6 +360,7 @@ def test_3dball_learns(tmp_path, free_port_range):
         "--train",
         "--run-id=ball",
         "--seed=3",
+        "--deterministic",
         "--no-graphics",
     )
     status = run.finish(timeout=400)
@@ -370,7 +373,7 @@ def test_3dball_learns(tmp_path, free_port_range):
     assert (tmp_path / "models" / "ball-0" / "3DBallLearning" / "checkpoint").is_file()
     _, rewards = scalars(tmp_path / "summaries" / "ball_3DBallLearning", "Environment/Cumulative Reward")
     # A random policy drops the ball after ~1 s (mean reward ~1); after a few updates the ball stays
-    # up far longer (seen: 1.2 -> 69 over the 6000 steps).
+    # up far longer (this deterministic run, 2026-12-04: 1.2, 2.0, 5.6, 14.3, 35.2, 62.7).
     assert rewards[0][1] < 2.0, rewards
     assert rewards[-1][1] > 10.0, rewards
     assert_nothing_left([port, port + 1], pgid=run.pid)
