@@ -21,8 +21,15 @@ def _temporary_files_under_tmp_path(tmp_path, monkeypatch):
 @pytest.fixture(scope="session")
 def free_port_range() -> Callable[[int], int]:
     """``free_port_range(count)``: a base port whose ``count`` consecutive loopback ports are
-    free right now (for ``UnityEnvironment(base_port=...)`` with ``count`` workers)."""
+    free now and handed to no other test, worker or test run of this machine
+    (for ``UnityEnvironment(base_port=...)`` with ``count`` workers)."""
     return find_free_port_range
+
+
+@pytest.fixture
+def free_port(free_port_range: Callable[[int], int]) -> int:
+    """One port as ``free_port_range(1)`` gives it."""
+    return free_port_range(1)
 
 
 # ------------------------------------------------------------------ tests that render with OpenGL
@@ -138,14 +145,16 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 # gRPC's core crashes the interpreter when a channel or server it still runs is destroyed during
 # interpreter shutdown. At the end of the session the suite collects garbage while everything is
 # still alive, closes what a test left open, and names the leak so that it gets fixed where it
-# happened.
+# happened. Under pytest-xdist each worker does this for the tests it ran and hands the names of the
+# leaks to the controlling process, which writes the summary.
 #
 # The suite's process also holds TensorFlow, torch, MuJoCo, gRPC and onnxruntime at once, and
 # their native destructors, which run after Python has finished (past faulthandler's reach), have
 # crashed it with a segmentation fault after every result was reported (seen twice in 40-minute
 # runs). Once the Python exit handlers registered after this file have run (environments closed,
 # Ray shut down), the process flushes its output and ends with the session's status without
-# running those native destructors.
+# running those native destructors: a pytest-xdist worker with the status of its share of the tests
+# (the controlling process does not read it), the controlling process with the whole run's.
 
 _leaked_grpc: list[str] = []
 _session_status: list[int] = []
@@ -170,6 +179,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             thing.close()
             _leaked_grpc.append(f"channel {kind.__name__}")
     gc.collect()
+    workeroutput = getattr(session.config, "workeroutput", None)  # set in pytest-xdist workers only
+    if workeroutput is not None:
+        workeroutput["leaked_grpc"] = list(_leaked_grpc)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:  # a pytest-xdist hook, called in the controller
+    """The leaks a worker found reach the summary, which the controlling process writes."""
+    _leaked_grpc.extend(getattr(node, "workeroutput", {}).get("leaked_grpc", []))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -22,7 +22,8 @@ setup(
         "protoc": ["grpcio-tools==1.85.1"],
         # the Ray environment manager (mlagents-learn --env-manager=ray)
         "ray": ["ray>=2.9"],
-        # the test tools and the checks CI runs (ruff and mypy pinned: new releases bring new rules)
-        "test": ["pytest>=8", "pytest-timeout>=2", "ruff==0.17.6", "mypy==2.4.1"],
+        # the test tools (pytest-xdist runs the suite in parallel: `pytest -n 2 --dist loadfile`) and
+        # the checks CI runs (ruff and mypy pinned: new releases bring new rules)
+        "test": ["pytest>=8", "pytest-timeout>=2", "pytest-xdist>=3.5", "ruff==0.17.6", "mypy==2.4.1"],
     },
 )

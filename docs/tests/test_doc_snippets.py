@@ -76,6 +76,14 @@ def test_page_snippets_run(page: Path, tmp_path: Path) -> None:
     assert not failures, "\n\n".join(failures)
 
 
+def test_ci_runs_the_test_command_of_the_readme() -> None:
+    """The README's test command is not run here (it runs the whole suite): CI runs it, as written."""
+    readme = (REPO / "README.md").read_text().splitlines()
+    (command,) = [line.strip() for line in readme if line.startswith("    ") and " -m pytest" in line]
+    ci_lines = [line.strip() for line in (REPO / ".ci" / "run").read_text().splitlines()]
+    assert command in ci_lines, f".ci/run does not run the README's test command:\n{command}"
+
+
 def test_every_page_is_in_the_index() -> None:
     index = (REPO / "docs" / "Readme.md").read_text()
     linked = set(re.findall(r"\]\(([^)#]+\.md)", index))

@@ -1,4 +1,4 @@
-"""Fixtures of the gym_unity tests: free ports, example builds, test-scene builds, and environments
+"""Fixtures of the gym_unity tests: example builds, test-scene builds, and environments
 that are closed after each test with a check that no build process is left behind."""
 
 import os
@@ -43,11 +43,6 @@ def assert_no_build_left(port: int, timeout: float = 10.0) -> None:
     while processes_on_port(port) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert processes_on_port(port) == [], f"a build process of port {port} is still running"
-
-
-@pytest.fixture
-def free_port() -> int:
-    return find_free_port_range(1)
 
 
 @pytest.fixture

@@ -1,11 +1,11 @@
-"""Fixtures shared by the mlagents.envs tests: free loopback ports, process checks, example builds."""
+"""Fixtures shared by the mlagents.envs tests: process and port checks, example builds (free ports come
+from the fixtures ``free_port`` and ``free_port_range`` of the root conftest.py)."""
 
 import os
 import socket
 import subprocess
 import time
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 
 import pytest
@@ -68,18 +68,6 @@ def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
             return True
         time.sleep(0.02)
     return condition()
-
-
-@pytest.fixture
-def free_port(free_port_range: Callable[[int], int]) -> int:
-    """A loopback port nobody listens on right now (``free_port_range`` of the root conftest)."""
-    return free_port_range(1)
-
-
-@pytest.fixture(scope="session")
-def new_port(free_port_range: Callable[[int], int]) -> Callable[[], int]:
-    """``new_port()``: a free loopback port (for fixtures wider than one test)."""
-    return partial(free_port_range, 1)
 
 
 @pytest.fixture(scope="session")

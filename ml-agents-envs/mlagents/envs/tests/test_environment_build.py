@@ -48,9 +48,9 @@ def env(make_env):
 
 
 @pytest.fixture(scope="module")
-def shared_env(basic_build, new_port):
+def shared_env(basic_build, free_port_range):
     """One Basic environment for tests that only step it (saves a build start per test)."""
-    env = UnityEnvironment(basic_build, base_port=new_port(), no_graphics=True)
+    env = UnityEnvironment(basic_build, base_port=free_port_range(1), no_graphics=True)
     env.reset()
     yield env
     env._close()

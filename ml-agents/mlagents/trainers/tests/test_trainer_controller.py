@@ -2,7 +2,6 @@
 written here that acts randomly and records what the controller asks of it."""
 
 import json
-import socket
 from functools import partial
 from pathlib import Path
 
@@ -18,17 +17,12 @@ from mlagents.envs.sampler_class import SamplerManager
 from mlagents.envs.simple_env_manager import SimpleEnvManager
 from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
 from mlagents.envs.timers import reset_timers
+from mlagents.example_envs.ports import find_free_port_range
 from mlagents.trainers.meta_curriculum import MetaCurriculum
 from mlagents.trainers.trainer import Trainer
 from mlagents.trainers.trainer_controller import TrainerController
 
 BUILDS = Path(__file__).resolve().parents[4] / "example-envs" / "builds"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class RandomPolicy(Policy):
@@ -105,7 +99,7 @@ class RecordingTrainer(Trainer):
 
 def make_env(name, args=None):
     return UnityEnvironment(
-        str(BUILDS / f"{name}.x86_64"), base_port=free_port(), no_graphics=True, args=args
+        str(BUILDS / f"{name}.x86_64"), base_port=find_free_port_range(1), no_graphics=True, args=args
     )
 
 
