@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from _ports import find_free_port_range  # beside this script
+
+from mlagents.example_envs.ports import find_free_port_range
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "config" / "trainer_config.yaml"

@@ -194,6 +194,7 @@ def test_load_continues_the_run(first_run, free_port_range, tmp_path):
         "--train",
         "--run-id=basic",
         "--load",
+        "--deterministic",
         "--no-graphics",
     )
     status = run.finish()
@@ -201,8 +202,11 @@ def test_load_continues_the_run(first_run, free_port_range, tmp_path):
     assert status == 0, output[-4000:]
     lines = console_lines(output)
     assert len(lines) == 1
-    # The step count continues from the checkpoint (summary after 1000 more steps).
-    assert FIRST_RUN_STEPS + 1000 <= float(lines[0]["step"]) <= FIRST_RUN_STEPS + 1002
+    # The step count continues from the last checkpoint (the first run's last pass took it past
+    # max_steps): the summary comes 1000 steps later, both instances stepping in every pass.
+    saved = max(checkpoint_steps(first_run[0] / "models" / "basic-0" / "BasicLearning"))
+    assert FIRST_RUN_STEPS <= saved <= FIRST_RUN_STEPS + 2
+    assert float(lines[0]["step"]) == saved + 1000
     # The restored policy acts like the trained one from the first step on.
     assert float(lines[0]["mean"]) >= 0.075
     model_dir = cwd / "models" / "basic-0" / "BasicLearning"
