@@ -65,8 +65,14 @@ def pytest_configure(config: pytest.Config) -> None:
 REQUIRE_RENDERING_VARIABLE = "MLAGENTS_REQUIRE_RENDERING"
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m selects: the quick loop is -m "not slow"
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     import os
+
+    # A test of the learning suite is slow too.
+    for item in items:
+        if item.get_closest_marker("learning") is not None and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.slow)
 
     needs_opengl = [
         item

@@ -59,6 +59,7 @@ def report(outcomes: list[Outcome]) -> list[str]:
     return failures
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("page", pages(), ids=lambda page: page.name)
 def test_page_snippets_run(page: Path, tmp_path: Path) -> None:
@@ -189,6 +190,7 @@ Indented commands, as in README.md:
 """
 
 
+@pytest.mark.slow
 def test_a_broken_snippet_fails_the_test(tmp_path: Path) -> None:
     page = tmp_path / "Broken.md"
     page.write_text(BROKEN_PAGE)

@@ -39,6 +39,7 @@ def checked(env: UnityGymnasiumEnv) -> None:
     assert unexpected == []
 
 
+@pytest.mark.slow
 def test_basic_passes_the_checker_and_reaches_the_goal(make_env, example_build):
     env = make_env(UnityGymnasiumEnv, example_build("Basic"))
     assert env.action_space == spaces.Discrete(3)
@@ -57,6 +58,7 @@ def test_basic_passes_the_checker_and_reaches_the_goal(make_env, example_build):
     assert env.brain_info.local_done == [True]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "options",
     [
@@ -82,6 +84,7 @@ def test_gridworld_passes_the_checker(make_env, example_build, options):
     np.testing.assert_array_equal(frame, expected)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flatten_branched", [False, True])
 def test_branched_actions(make_env, scene_build, flatten_branched):
     env = make_env(UnityGymnasiumEnv, scene_build("Branched"), flatten_branched=flatten_branched)
@@ -98,6 +101,7 @@ def test_branched_actions(make_env, scene_build, flatten_branched):
         np.testing.assert_array_equal(observation[:4], [2, 0, 1, 1])
 
 
+@pytest.mark.slow
 def test_several_cameras_as_a_dict(make_env, scene_build):
     env = make_env(
         UnityGymnasiumEnv,
@@ -127,6 +131,7 @@ def test_black_and_white_render_has_three_channels(make_env, scene_build):
     assert frame.shape == (12, 16, 3) and np.all(frame == scenes.camera_value(0, 0, 1))
 
 
+@pytest.mark.slow
 def test_continuous_actions(make_env, scene_build):
     env = make_env(UnityGymnasiumEnv, scene_build("SingleContinuous"))
     assert env.action_space == spaces.Box(-1, 1, shape=(3,), dtype=np.float32)
@@ -172,6 +177,7 @@ def test_academy_step_limit_truncates(make_env, scene_build):
     assert env.step(0)[2:4] == (False, False)
 
 
+@pytest.mark.slow
 def test_seeding_restarts_the_environment_reproducibly(make_env, scene_build):
     env = make_env(UnityGymnasiumEnv, scene_build("Branched"), seed=7)
     first_process = env.unity_environment.proc1
@@ -190,6 +196,7 @@ def test_seeding_restarts_the_environment_reproducibly(make_env, scene_build):
     assert env.reset(seed=2**40 + 7)[0][4] == draw_7  # folded into the int32 range
 
 
+@pytest.mark.slow
 def test_reset_options_change_reset_parameters(make_env, scene_build):
     env = make_env(UnityGymnasiumEnv, scene_build("Branched"))
     base = env.reset(seed=3)[0][4]

@@ -21,6 +21,7 @@ def one_torch_thread():
     torch.set_num_threads(previous)
 
 
+@pytest.mark.slow
 def test_ppo_learns_a_few_hundred_steps_on_basic(make_env, example_build, one_torch_thread):
     env = make_env(UnityGymnasiumEnv, example_build("Basic"), seed=1)
     sb3_check_env(env, warn=True)

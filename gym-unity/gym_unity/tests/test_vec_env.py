@@ -85,6 +85,7 @@ def test_academy_step_limit_truncates_every_agent_and_the_env_goes_on(make_env, 
     assert dones_seen.count(True) >= 2  # the Academy's limit (3 steps) was hit and reset twice
 
 
+@pytest.mark.slow
 def test_seed_restarts_the_builds_so_a_seed_gives_the_same_episodes(make_env, scene_build):
     env = make_env(UnityVecEnv, scene_build("Branched"), n_envs=2, seed=5)
     env.seed(5)

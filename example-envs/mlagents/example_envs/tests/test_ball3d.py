@@ -243,6 +243,7 @@ def random_actions(rng: np.random.Generator) -> np.ndarray:
     return rng.uniform(-1, 1, (12, 2)).astype(np.float32)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["3DBall", "3DBallHard"])
 def test_pd_controller_reaches_the_benchmark(name: str, run_episodes) -> None:
     env = LocalEnvironment(name, seed=2)
@@ -341,6 +342,7 @@ def test_build_over_grpc_with_unity_environment(name: str, open_build, assert_wi
     )
 
 
+@pytest.mark.slow
 def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
     balancing = {"3DBallLearning": lambda info: balance(info.vector_observations.astype(np.float32))}
     workers = two_workers("3DBall", balancing)

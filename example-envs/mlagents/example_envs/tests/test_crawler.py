@@ -293,6 +293,7 @@ def test_build_over_grpc_matches_the_in_process_scene(open_build, assert_wire_ma
     assert_wire_matches_local(env, local, [STATIC], decide, 20, obs_atol=1e-4, reward_atol=1e-5)
 
 
+@pytest.mark.slow
 def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
     rng = np.random.default_rng(0)
     workers = two_workers(

@@ -13,6 +13,8 @@ from mlagents.example_envs.expert_demos import EXPERT_DEMOS, ExpertDemo
 from mlagents.example_envs.sdk.catalogue import find_scene
 from mlagents.trainers.demo_loader import load_demonstration, make_demo_buffer, read_demonstration_file
 
+pytestmark = pytest.mark.slow
+
 DEMOS = Path(__file__).resolve().parents[4] / "demos"
 
 

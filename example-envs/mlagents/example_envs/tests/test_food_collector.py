@@ -191,6 +191,7 @@ def test_good_food_pays_one_bad_food_costs_one_and_food_reappears() -> None:
     assert np.all(np.linalg.norm(moved[:, [0, 2]], axis=1) > 3.0)  # both re-appeared elsewhere
 
 
+@pytest.mark.slow
 def test_the_academy_ends_every_episode_after_1500_steps() -> None:
     env = LocalEnvironment("FoodCollector", seed=4)
     env.reset()
@@ -215,6 +216,7 @@ def test_reset_parameters_take_effect_at_the_next_reset() -> None:
         w.set_agent_scales(np.arange(N), 0.0)
 
 
+@pytest.mark.slow
 def test_scripted_collector_reaches_the_benchmark_and_random_stays_far_below() -> None:
     env = LocalEnvironment("FoodCollector", seed=6)
     scene = env.academy.scene

@@ -237,6 +237,7 @@ def shortest_path_actions(brain_info) -> np.ndarray:  # type: ignore[no-untyped-
     )
 
 
+@pytest.mark.slow
 def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
     workers = two_workers("GridWorld", {BRAIN: shortest_path_actions})
     returns, running = [], {0: 0.0, 1: 0.0}

@@ -204,6 +204,7 @@ def test_build_over_grpc_matches_the_in_process_scene(open_build, assert_wire_ma
     assert_wire_matches_local(env, local, [BRAIN], decide, 3, obs_atol=1e-6, reward_atol=1e-7)
 
 
+@pytest.mark.slow
 def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
     workers = two_workers(
         "Hallway", {BRAIN: lambda info: np.ones((len(info.agents), 1), np.float32)}

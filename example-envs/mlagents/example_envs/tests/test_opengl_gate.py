@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mlagents.example_envs.sdk.rendering import offscreen_opengl_missing
 
 REPO = Path(__file__).resolve().parents[4]
@@ -53,6 +55,7 @@ def test_without_opengl_the_rendering_tests_are_skipped_with_what_to_install(tmp
     assert done.stdout.count("no OpenGL in this test: install the packages") == 2
 
 
+@pytest.mark.slow
 def test_ci_requires_rendering(tmp_path: Path) -> None:
     done = run_suite(tmp_path, MLAGENTS_REQUIRE_RENDERING="1")
     assert done.returncode == 1, done.stdout[-3000:]

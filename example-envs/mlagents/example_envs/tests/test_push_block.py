@@ -201,6 +201,7 @@ def test_push_toward_goal_reaches_the_benchmark(run_episodes) -> None:
     assert np.mean(scripted) >= 0.8 * BENCHMARK, scripted
 
 
+@pytest.mark.slow
 def test_random_policy_stays_far_below_the_benchmark(run_episodes) -> None:
     # 1002 decisions: every agent finishes at least one 5000-step episode
     rng = np.random.default_rng(0)
@@ -240,6 +241,7 @@ def test_build_over_grpc_matches_the_in_process_scene(open_build, assert_wire_ma
     np.testing.assert_allclose(local.academy.scene.world.block_halves, 1.5)
 
 
+@pytest.mark.slow
 def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
     workers = two_workers(
         "PushBlock", {BRAIN: lambda info: np.zeros((len(info.agents), 1), np.float32)}

@@ -5,6 +5,7 @@ determinism, the build over gRPC and two workers: test_round_two_examples.py."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from mlagents.example_envs.pyramids import SQUARES, Pyramids
 from mlagents.example_envs.pyramids_physics import BrickPyramid
@@ -199,6 +200,7 @@ def test_brick_pyramid_topples_and_touching_the_gold_pays_two_and_ends_the_episo
     assert not scene.switch_on.any() and not any(p.active for p in scene.pyramids)  # reset
 
 
+@pytest.mark.slow
 def test_step_penalty_and_timeout() -> None:
     env = LocalEnvironment("Pyramids", seed=5)
     env.reset()

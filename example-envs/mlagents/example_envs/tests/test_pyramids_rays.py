@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import mlagents.example_envs.registry  # noqa: F401  (registers the scenes)
 from mlagents.example_envs.box_arena import forward_vectors
@@ -10,6 +11,8 @@ from mlagents.example_envs.pyramids import DETECTABLE_TAGS, RAY_DISTANCE, SWEEPS
 from mlagents.example_envs.pyramids_rays import ReachCastWorld, SweepPerception
 from mlagents.example_envs.sdk.local import LocalEnvironment
 from mlagents.example_envs.sdk.ray_perception import RayPerception
+
+pytestmark = pytest.mark.slow
 
 
 def test_reaching_sweeps_equal_three_plain_sweeps_while_piles_stand_and_fall() -> None:

@@ -266,6 +266,7 @@ def test_same_seed_same_episode_other_seed_other_episode(example: Example, asser
     assert_reproducible(trajectory)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("example", EXAMPLES, ids=IDS)
 def test_build_over_grpc_matches_the_in_process_scene(
     example: Example, open_build, assert_wire_matches_local
@@ -297,6 +298,7 @@ def test_build_over_grpc_matches_the_in_process_scene(
     example.wire_check(local)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("example", EXAMPLES, ids=IDS)
 def test_two_workers_through_subprocess_env_manager(example: Example, two_workers) -> None:  # type: ignore[no-untyped-def]
     workers = two_workers(example.name, example.worker_deciders)
@@ -409,6 +411,7 @@ BENCHMARKS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", BENCHMARKS, ids=[case.name for case in BENCHMARKS])
 def test_scripted_decision_reaches_the_benchmark(case: Benchmark, run_episodes) -> None:  # type: ignore[no-untyped-def]
     seed, decisions, episodes = case.heuristic_run
@@ -417,6 +420,7 @@ def test_scripted_decision_reaches_the_benchmark(case: Benchmark, run_episodes) 
     case.heuristic_check(returns, timeouts)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", BENCHMARKS, ids=[case.name for case in BENCHMARKS])
 def test_random_policy_stays_far_below_the_benchmark(case: Benchmark, run_episodes) -> None:  # type: ignore[no-untyped-def]
     seed, decisions, episodes = case.random_run

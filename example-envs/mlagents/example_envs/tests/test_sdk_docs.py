@@ -99,6 +99,7 @@ def _launch_and_handshake(command: list[str], cwd: Path) -> None:
         side.close()
 
 
+@pytest.mark.slow
 def test_roller_ball_runs_as_a_build_by_module_and_through_the_build_script(roller_dir):
     _launch_and_handshake(
         [sys.executable, "-m", "mlagents.example_envs", "roller_ball:RollerBall"], roller_dir

@@ -29,6 +29,7 @@ SCENE = """
 """
 
 
+@pytest.mark.slow
 def test_backend_choice() -> None:
     assert choose_gl_backend({"MUJOCO_GL": "osmesa"}) == "osmesa"
     assert choose_gl_backend({"MUJOCO_GL": " EGL "}) == "egl"

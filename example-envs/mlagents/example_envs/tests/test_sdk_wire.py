@@ -158,6 +158,7 @@ def test_launcher_reports_clearly_when_no_python_works(tmp_path):
     assert "MLAGENTS_PYTHON=" in process.stderr and "pip install -e ./example-envs" in process.stderr
 
 
+@pytest.mark.slow
 def test_build_started_before_python_connects_when_python_comes_up(processes):
     side = MiniPython()  # port reserved, not serving yet
     try:
@@ -193,6 +194,7 @@ def test_fault_exit_after(python_side, processes):
         python_side.next_call(timeout=0.5)
 
 
+@pytest.mark.slow
 def test_fault_hang_after(python_side, processes):
     process = processes("--port", str(python_side.port), "--fault-hang-after", "1", env=build_env())
     python_side.handshake()
@@ -205,6 +207,7 @@ def test_fault_hang_after(python_side, processes):
     assert process.poll() is None
 
 
+@pytest.mark.slow
 def test_fault_never_connect(python_side, processes):
     process = processes("--port", str(python_side.port), "--fault-never-connect", env=build_env())
     with pytest.raises(queue.Empty):

@@ -248,6 +248,7 @@ def test_goal_rewards_split_and_all_four_episodes_end() -> None:
     np.testing.assert_allclose(g.rewards[4:], step_g, rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_episodes_time_out_after_3000_steps() -> None:
     env = LocalEnvironment("SoccerTwos", seed=4)
     env.reset()
@@ -272,6 +273,7 @@ def test_reset_parameters_take_effect_at_the_next_reset() -> None:
         w.set_ball_radius(0.0)
 
 
+@pytest.mark.slow
 def test_scripted_team_beats_random_opponents_and_random_strikers_stay_below() -> None:
     rng = np.random.default_rng(0)
     env = LocalEnvironment("SoccerTwos", seed=6)

@@ -51,6 +51,7 @@ def recordings(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path
 
 
 # Most examples are MuJoCo scenes, filmed with offscreen OpenGL from the system (see conftest.py).
+@pytest.mark.slow
 @pytest.mark.opengl
 @pytest.mark.parametrize("name", sorted(registry.SCENES))
 def test_every_example_records_a_video(recordings: dict[str, tuple[Path, int]], name: str) -> None:
@@ -67,6 +68,7 @@ def test_every_example_records_a_video(recordings: dict[str, tuple[Path, int]], 
     assert sum(change > 0 for change in changes) >= len(changes) // 3, "the picture does not move"
 
 
+@pytest.mark.slow
 def test_command_line_records_and_refuses_bad_options(tmp_path: Path) -> None:
     path = tmp_path / "basic.gif"
     command = [sys.executable, "-m", "mlagents.example_envs", "Basic", "--record-video", str(path)]

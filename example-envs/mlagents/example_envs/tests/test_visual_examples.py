@@ -80,6 +80,7 @@ def images(batch) -> np.ndarray:  # type: ignore[no-untyped-def]
     return camera
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_brain_parameters(case: Case) -> None:
     spec = case.scene.spec()

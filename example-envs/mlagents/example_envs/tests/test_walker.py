@@ -119,6 +119,7 @@ def test_drives_reach_their_targets_within_the_limits() -> None:
     np.testing.assert_allclose(angles, target, atol=1.0)
 
 
+@pytest.mark.slow
 def test_limp_walker_falls_ends_the_episode_and_comes_to_rest() -> None:
     env = LocalEnvironment("Walker", seed=0)
     env.reset()
@@ -152,6 +153,7 @@ def test_limp_walker_falls_ends_the_episode_and_comes_to_rest() -> None:
     assert np.abs(world.velocities()[1]).max() < 0.05
 
 
+@pytest.mark.slow
 def test_heuristic_stands_still_without_jitter() -> None:
     env = LocalEnvironment("Walker", seed=0)
     batch = env.reset()[BRAIN]
@@ -199,6 +201,7 @@ def test_build_over_grpc_matches_the_in_process_scene(open_build, assert_wire_ma
     )
 
 
+@pytest.mark.slow
 def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
     workers = two_workers("Walker", {BRAIN: lambda info: walker_heuristic(info.vector_observations)})
     assert all(infos[BRAIN].vector_observations.shape == (N, 1060) for infos in workers.first)

@@ -469,6 +469,7 @@ def test_curricula_parse_and_reference_the_scene_reset_parameters() -> None:
 
 
 # ---------------------------------------------------------------- controllers
+@pytest.mark.slow
 def test_jump_sequence_reaches_the_benchmark_on_the_small_wall_brain() -> None:
     returns = episode_returns("scripted", decisions=160)
     small = returns[SMALL_BRAIN]
@@ -524,6 +525,7 @@ def test_build_over_grpc_with_unity_environment(open_build, assert_wire_matches_
     local.close()
 
 
+@pytest.mark.slow
 def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
     # random actions for each brain, from a generator of its own
     rngs = {name: np.random.default_rng(i) for i, name in enumerate(BRAINS)}

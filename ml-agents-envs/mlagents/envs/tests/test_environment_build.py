@@ -304,6 +304,7 @@ def test_build_killed_mid_run(make_env, assert_gone, port_free):
     _assert_kept_log(str(error.value), log)
 
 
+@pytest.mark.slow
 def test_build_that_hangs(make_env, assert_gone, port_free):
     env = make_env(args=["--fault-hang-after", "2"], exchange_timeout=1.0)
     env.reset()
@@ -319,6 +320,7 @@ def test_build_that_hangs(make_env, assert_gone, port_free):
     _assert_kept_log(str(error.value), log)
 
 
+@pytest.mark.slow
 def test_build_that_never_connects(start_failing_env, free_port, assert_gone, port_free):
     start = time.monotonic()
     error, popen = start_failing_env(args=["--fault-never-connect"], timeout_wait=1.0)

@@ -142,6 +142,7 @@ def position(all_brain_info) -> int:
     return int(np.argmax(all_brain_info[BASIC].vector_observations[0]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_env", [1, 4])
 def test_steps_return_correct_step_infos(n_env, basic_factory):
     with checked_manager(basic_factory(n_env), n_env) as manager:
@@ -211,6 +212,7 @@ def test_steps_return_correct_step_infos(n_env, basic_factory):
     manager.close()  # idempotent
 
 
+@pytest.mark.slow
 def test_synchronous_steps_hand_over_every_worker_in_worker_order(free_port_range):
     """With ``synchronous=True`` every step() steps every worker and returns them all, as one
     batch decided by one policy call, in worker order: also when worker 0 is the slowest."""
@@ -279,6 +281,7 @@ def test_policy_error_reaches_the_caller(basic_factory):
                 manager.step()
 
 
+@pytest.mark.slow
 def test_environment_error_is_reraised_with_its_type(basic_factory):
     class WrongSizePolicy(Policy):
         def get_action(self, brain_info):
@@ -295,6 +298,7 @@ def test_environment_error_is_reraised_with_its_type(basic_factory):
         assert "UnityEnvironment worker" in notes and "Traceback" in notes
 
 
+@pytest.mark.slow
 def test_build_killed_mid_run_surfaces_as_communication_error(basic_factory):
     with checked_manager(basic_factory(2, args=["--fault-exit-after", "4"]), 2) as manager:
         manager.set_policy(BASIC, MovePolicy())
@@ -308,6 +312,7 @@ def test_build_killed_mid_run_surfaces_as_communication_error(basic_factory):
         assert "UnityEnvironment worker" in notes
 
 
+@pytest.mark.slow
 def test_dead_worker_is_detected_not_waited_for(basic_factory):
     # 200 ms per academy step: the kill lands while both workers' steps are in flight.
     with checked_manager(basic_factory(2, args=["--frame-time-ms", "200"]), 2) as manager:
@@ -325,6 +330,7 @@ def test_dead_worker_is_detected_not_waited_for(basic_factory):
         killer.join()
 
 
+@pytest.mark.slow
 def test_worker_interrupted_exits_quietly(capfd, basic_factory):
     with checked_manager(basic_factory(1, args=["--frame-time-ms", "300"]), 1) as manager:
         manager.set_policy(BASIC, MovePolicy())
@@ -353,6 +359,7 @@ def slow_start_factory(base_port: int, marker_dir: Path):
     return make
 
 
+@pytest.mark.slow
 def test_workers_start_their_environments_in_parallel(tmp_path, free_port_range):
     children_before = live_children()
     n_env = 2
@@ -389,6 +396,7 @@ def test_startup_error_is_raised_and_everything_ends(free_port_range):
     assert builds_on_ports(ports) == []
 
 
+@pytest.mark.slow
 def test_close_cannot_hang_on_a_hung_build(basic_factory):
     children_before = live_children()
     # The builds stop answering after 2 exchanges (reset + one step) but stay alive.
@@ -408,6 +416,7 @@ def test_close_cannot_hang_on_a_hung_build(basic_factory):
     assert_nothing_survives(manager, children_before, factory.keywords["base_port"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("configured", [True, False])
 def test_workers_log_as_the_application_configured(configured, free_port_range):
     """The library configures no logging; a worker shows its environment's records the way the

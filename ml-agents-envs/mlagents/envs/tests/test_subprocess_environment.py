@@ -54,6 +54,7 @@ def assert_all_ended(env: SubprocessUnityEnvironment, before: set[int]) -> None:
     assert live_children() <= before
 
 
+@pytest.mark.slow
 def test_merged_ids_agent_count_splits_and_step_async_errors(free_port_range) -> None:
     before = live_children()
     base_port = free_port_range(2)
@@ -98,6 +99,7 @@ def test_merged_ids_agent_count_splits_and_step_async_errors(free_port_range) ->
     assert_all_ended(env, before)
 
 
+@pytest.mark.slow
 def test_global_done_when_every_academy_is_done(free_port_range) -> None:
     # FoodCollector's academy ends its episode after 1500 academy steps (300 decisions).
     env = SubprocessUnityEnvironment(

@@ -24,6 +24,8 @@ from mlagents.envs.policy import Policy
 from mlagents.envs.restart_policy import RestartLimitExceeded, RestartLimits, RestartPolicy
 from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
 
+pytestmark = pytest.mark.slow
+
 BUILDS = Path(__file__).resolve().parents[4] / "example-envs" / "builds"
 BASIC = "BasicLearning"
 UNLIMITED = RestartLimits(-1, -1, 60.0)

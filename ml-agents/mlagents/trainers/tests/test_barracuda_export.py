@@ -314,6 +314,7 @@ def test_discrete_recurrent_visual_model(make_policy):
     compare_discrete(policy, nn, np.random.default_rng(5), memory=memory)
 
 
+@pytest.mark.slow
 def test_continuous_recurrent_model_exports_both_lstms(make_policy):
     policy = make_policy(
         brain("Crawler", 6, [3], "continuous"), use_recurrent=True, memory_size=16, normalize=True
@@ -332,6 +333,7 @@ def test_continuous_recurrent_model_exports_both_lstms(make_policy):
     compare_continuous(policy, nn, np.random.default_rng(7), memory=memory)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("encoder", ["nature_cnn", "resnet"])
 def test_other_visual_encoders(make_policy, encoder):
     size = 36 if encoder == "nature_cnn" else 20

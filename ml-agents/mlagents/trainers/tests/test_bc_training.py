@@ -41,10 +41,13 @@ REPO = Path(__file__).resolve().parents[4]
 BUILDS = REPO / "example-envs" / "builds"
 DEMOS = REPO / "demos"
 
-pytestmark = pytest.mark.skipif(
-    not (DEMOS / "ExpertBasic.demo").exists() or not (DEMOS / "Expert3DBall.demo").exists(),
-    reason="the shipped demonstrations are missing",
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not (DEMOS / "ExpertBasic.demo").exists() or not (DEMOS / "Expert3DBall.demo").exists(),
+        reason="the shipped demonstrations are missing",
+    ),
+]
 
 CONSOLE_LINE = re.compile(
     r"^INFO:mlagents\.trainers: \S+: (?P<brain>\S+): Step: (?P<step>[\d.]+)\. "

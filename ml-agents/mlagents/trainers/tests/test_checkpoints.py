@@ -140,6 +140,7 @@ SAVE_LOOP = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_sigkill_while_saving_in_a_loop_never_breaks_the_folder(tmp_path):
     """A process saves 4 MB checkpoints back to back (it spends nearly all its time saving) and
     is killed with SIGKILL right after its second save (so inside the third); the list's newest
@@ -217,6 +218,7 @@ def saved_run(tmp_path_factory, free_port_range) -> Path:
     return cwd
 
 
+@pytest.mark.slow
 def test_load_skips_a_truncated_newest_checkpoint(saved_run, tmp_path, free_port_range):
     cwd = tmp_path / "run"
     shutil.copytree(saved_run, cwd)
@@ -233,6 +235,7 @@ def test_load_skips_a_truncated_newest_checkpoint(saved_run, tmp_path, free_port
     assert "Traceback" not in output
 
 
+@pytest.mark.slow
 def test_load_with_no_readable_checkpoint_is_one_error_line(saved_run, tmp_path, free_port_range):
     cwd = tmp_path / "run"
     shutil.copytree(saved_run, cwd)

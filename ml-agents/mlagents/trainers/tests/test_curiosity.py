@@ -149,6 +149,7 @@ def curiosity_policy(ppo_params):
     return make
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("continuous", [False, True])
 def test_reward_is_zero_before_the_first_update_then_scaled_and_clipped(curiosity_policy, continuous):
     policy = curiosity_policy(continuous, cameras=[(36, 36, False)])
@@ -215,6 +216,7 @@ def test_the_ppo_update_trains_the_module_and_reports_its_losses(curiosity_polic
     assert all(not np.array_equal(a, b.numpy()) for a, b in zip(before, after))
 
 
+@pytest.mark.slow
 def test_checkpoint_holds_the_module_and_export_holds_the_policy_only(curiosity_policy, ppo_params, tmp_path):
     import sys
     from pathlib import Path

@@ -21,7 +21,7 @@ VIDEO_FREQ = 1500
 LEARNING_RATE = 3.0e-3
 EPISODES = 10
 
-pytestmark = pytest.mark.skipif(not BASIC.exists(), reason="the Basic build is missing")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not BASIC.exists(), reason="the Basic build is missing")]
 imageio = pytest.importorskip("imageio.v2")
 
 

@@ -16,6 +16,8 @@ from learn_helpers import LearnProcess, assert_nothing_left, cpu_load, model_dig
 
 from mlagents.example_envs.ports import find_free_port_range
 
+pytestmark = pytest.mark.slow
+
 BALL = Path(__file__).resolve().parents[4] / "example-envs" / "builds" / "3DBall.x86_64"
 
 # 3DBall's shipped section, smaller: with 12 agents per instance a policy update comes every 100

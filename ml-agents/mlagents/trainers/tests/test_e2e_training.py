@@ -27,7 +27,7 @@ from tensorboard.backend.event_processing import event_accumulator
 REPO = Path(__file__).resolve().parents[4]
 BASIC = REPO / "example-envs" / "builds" / "Basic.x86_64"
 
-pytestmark = pytest.mark.skipif(not BASIC.exists(), reason="the Basic build is missing")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not BASIC.exists(), reason="the Basic build is missing")]
 
 
 def basic_config(max_steps, **changes):

@@ -37,6 +37,7 @@ def test_importing_the_export_package_loads_no_trainer_code():
     )
 
 
+@pytest.mark.slow
 def test_the_policy_module_imports_the_exporter_without_ppo():
     run_isolated(
         """

@@ -139,6 +139,7 @@ def decide_both(brain, fast, slow, rng, n):
     return obs, fast_out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "case, normalize", [("discrete-one-branch", False), ("discrete-branches", True), ("continuous", True)]
 )

@@ -329,6 +329,7 @@ def test_demo_folder_mismatch_and_missing_path(ppo_params, tmp_path):
         config.for_brain("Other")
 
 
+@pytest.mark.slow
 def test_checkpoint_holds_the_discriminator_and_export_holds_the_policy_only(ppo_params, tmp_path):
     demo = write_demo(tmp_path / "expert.demo")
     policy = PPOPolicy(1, BRAIN, gail_params(ppo_params, demo, use_vail=True), True)

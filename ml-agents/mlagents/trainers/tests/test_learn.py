@@ -146,6 +146,7 @@ def test_invalid_options(tmp_path, args, message):
     assert_one_clear_error(status, err, message)
 
 
+@pytest.mark.slow
 def test_missing_environment_executable(tmp_path, free_port_range):
     (tmp_path / "config.yaml").write_text(VALID_CONFIG)
     port = free_port_range(2)
@@ -184,6 +185,7 @@ def run_with_probe_build(tmp_path, port, *extra):
     return status, err
 
 
+@pytest.mark.slow
 def test_probe_build_records_its_launch(tmp_path, free_port_range):
     """The control of the tests below: with a valid configuration the probe build is launched (and
     the run then fails, the probe being no environment)."""
@@ -315,6 +317,7 @@ def test_config_errors_found_before_any_build_starts(tmp_path, free_port_range, 
     assert leftovers(range(port, port + 4)) == []
 
 
+@pytest.mark.slow
 @needs_basic
 def test_brain_without_configuration_found_after_the_environment_started(tmp_path, free_port_range):
     """Which brains an environment has is known only once it runs."""
@@ -357,6 +360,7 @@ def test_sampler_file_errors_before_launch(tmp_path, sampler, message):
     assert_one_clear_error(status, err, message)
 
 
+@pytest.mark.slow
 @needs_basic
 def test_sampler_for_an_unknown_reset_parameter(tmp_path, free_port_range):
     (tmp_path / "config.yaml").write_text(VALID_CONFIG)
@@ -375,6 +379,7 @@ def test_sampler_for_an_unknown_reset_parameter(tmp_path, free_port_range):
     assert leftovers([port]) == []
 
 
+@pytest.mark.slow
 @needs_basic
 def test_load_without_a_checkpoint(tmp_path, free_port_range):
     (tmp_path / "config.yaml").write_text(VALID_CONFIG)
@@ -390,6 +395,7 @@ def test_load_without_a_checkpoint(tmp_path, free_port_range):
     assert leftovers([port]) == []
 
 
+@pytest.mark.slow
 @needs_basic
 def test_curriculum_for_an_unknown_brain(tmp_path, free_port_range):
     (tmp_path / "config.yaml").write_text(VALID_CONFIG)
@@ -408,6 +414,7 @@ def test_curriculum_for_an_unknown_brain(tmp_path, free_port_range):
     assert leftovers([port]) == []
 
 
+@pytest.mark.slow
 @needs_basic
 def test_several_runs_a_failing_run_does_not_hang(tmp_path, free_port_range):
     (tmp_path / "config.yaml").write_text(valid_config(trainer="sac"))

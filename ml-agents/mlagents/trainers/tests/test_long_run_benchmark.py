@@ -19,7 +19,7 @@ BENCHMARKS = REPO / "benchmarks"
 BASIC = REPO / "example-envs" / "builds" / "Basic.x86_64"
 MAX_STEPS = 10000
 
-pytestmark = pytest.mark.skipif(not BASIC.exists(), reason="the Basic build is missing")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not BASIC.exists(), reason="the Basic build is missing")]
 
 
 def long_run(*args: object, timeout: float = 240) -> subprocess.CompletedProcess[str]:

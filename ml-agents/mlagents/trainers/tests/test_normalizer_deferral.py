@@ -27,6 +27,7 @@ def observations(seed: int, count: int, n: int = 3) -> list[np.ndarray]:
     return [rng.normal(2.0, 3.0, size=(n, VEC)).astype(np.float32) for _ in range(count)]
 
 
+@pytest.mark.slow
 def test_decisions_stage_the_statistics_and_a_read_writes_them(ppo_params):
     brain = make_brain("discrete")
     policy = PPOPolicy(0, brain, ppo_params(normalize=True), True)

@@ -130,6 +130,7 @@ def test_continuous_policy(make_policy):
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("encoder", ["simple", "resnet"])
 def test_visual_policy(make_policy, encoder):
     # nature_cnn differs from simple only in its layer sizes (the .nn tests run it)
@@ -141,6 +142,7 @@ def test_visual_policy(make_policy, encoder):
     assert inputs["visual_observation_1"] == ["batch", size, size + 4, 3]
 
 
+@pytest.mark.slow
 def test_recurrent_discrete_visual_policy(make_policy):
     b = brain("Hallway", 5, [4, 3], "discrete", cameras=[(24, 24, False)])
     sess = check(make_policy(b, use_recurrent=True, memory_size=16, normalize=True), np.random.default_rng(5))

@@ -527,6 +527,7 @@ def test_visual_policy_acts_and_learns(ppo_params):
     assert math.isfinite(stats["value_loss"])
 
 
+@pytest.mark.slow
 def test_update_draws_camera_images_into_the_same_mini_batches(ppo_params):
     """The update gathers each mini-batch's images from the buffer's list (no array of the whole
     buffer's images): every mini-batch holds exactly the float32 rows a stacked buffer would give."""

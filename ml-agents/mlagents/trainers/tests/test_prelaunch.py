@@ -61,6 +61,7 @@ def test_other_builds_are_left_to_the_check_after_start(tmp_path: Path) -> None:
     assert check_imitation_before_launch(config, str(wrapper)) is False
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not OTHER_BRAIN_DEMO.exists(), reason="the shipped demonstrations are missing")
 def test_pretraining_demo_of_another_brain_is_refused_before_launch(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MLAGENTS_BUILD_ARGS", raising=False)
@@ -158,6 +159,7 @@ def test_signal_errors_come_before_the_build_starts(
     assert "Academy" not in out + err and leftovers(range(port, port + 2)) == []
 
 
+@pytest.mark.slow
 @needs_examples
 def test_a_missing_demonstration_of_a_brain_the_build_lacks_does_not_stop_the_run(
     tmp_path: Path, free_port_range: Any, monkeypatch: pytest.MonkeyPatch

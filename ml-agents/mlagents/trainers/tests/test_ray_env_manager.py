@@ -42,6 +42,9 @@ from mlagents.trainers.settings import CommandLineError
 
 ray = pytest.importorskip("ray")
 
+# Every test but the option checks uses the module's two-node Ray cluster.
+pytestmark = pytest.mark.slow
+
 from mlagents.envs.ray_env_manager import RAY_MISSING, RayEnvManager  # noqa: E402
 from mlagents.envs.restart_policy import RestartPolicy  # noqa: E402
 

@@ -19,6 +19,8 @@ import pytest
 from learn_helpers import assert_nothing_left, leftovers, trainer_config  # beside the tests, see conftest
 from tensorboard.backend.event_processing import event_accumulator
 
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[3]
 BALL = REPO / "example-envs" / "builds" / "3DBall.x86_64"

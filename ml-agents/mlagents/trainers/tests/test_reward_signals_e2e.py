@@ -112,6 +112,7 @@ def test_gail_alone_learns_basic_from_the_shipped_demonstration(tmp_path, free_p
     assert (tmp_path / "models" / "gail-0" / "BasicLearning.nn").is_file()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     not (BASIC.exists() and EXPERT_BASIC.exists()), reason="the Basic build or its demo is missing"
 )
@@ -269,6 +270,7 @@ def test_a_missing_key_stops_before_any_build_starts(tmp_path):
     assert "The hyper-parameter demo_path could not be found for GAILRewardSignal" in line
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not BASIC.exists(), reason="the Basic build is missing")
 def test_a_demonstration_of_another_brain_stops_the_run(tmp_path, free_port_range):
     """A build that is not a link to the example launcher (here a script that runs Basic): its brains

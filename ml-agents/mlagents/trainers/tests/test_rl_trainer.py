@@ -113,6 +113,7 @@ def assert_same_state(fast, reference):
     assert dict(fast.stats) == dict(reference.stats)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "space, cameras, recurrent",
     [("discrete", 0, False), ("continuous", 0, False), ("discrete", 1, True), ("continuous", 1, True)],
@@ -308,6 +309,7 @@ def reference_process_experiences(trainer, next_info):
             trainer._update_end_episode_stats(agent_id)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "space, cameras, recurrent",
     [("discrete", 0, False), ("continuous", 0, False), ("discrete", 1, True)],
