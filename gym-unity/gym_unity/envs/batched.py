@@ -1,6 +1,7 @@
 """Whole-brain conversions shared by ``UnityVecEnv`` and ``UnityParallelEnv``: the spaces of one
-agent of a brain, the observations of every agent of a ``BrainInfo`` as one array, and a batch of
-actions as the array ``UnityEnvironment.step`` takes.
+agent of a brain, the observations of every agent of a ``BrainInfo`` as one array, a batch of
+actions as the array ``UnityEnvironment.step`` takes, and the agents of a ``BrainInfo`` in a fixed
+order.
 
 Everything here works on all agents of a brain at once (numpy operations, no loop over agents).
 """
@@ -8,9 +9,9 @@ Everything here works on all agents of a brain at once (numpy operations, no loo
 import numpy as np
 from gymnasium import spaces
 
-from gym_unity.envs.core import required_field
+from gym_unity.envs.brain_info import required_field
 from gym_unity.envs.exception import UnityGymException
-from mlagents.envs.brain import AllBrainInfo, BrainInfo, BrainParameters, take_agents
+from mlagents.envs.brain import BrainInfo, BrainParameters, take_agents
 
 AgentActionSpace = spaces.Discrete | spaces.MultiDiscrete | spaces.Box
 
@@ -89,24 +90,25 @@ def unity_actions(actions: np.ndarray, space: AgentActionSpace, n_agents: int) -
     return array.reshape(n_agents, -1).astype(np.float32, copy=False)
 
 
-def brain_info_of(all_brain_info: AllBrainInfo, brain: str) -> BrainInfo:
-    """The BrainInfo of ``brain`` in an environment's answer.
+def agents_in_order(
+    info: BrainInfo, expected: list[int], owner: str, brain: str, where: str = ""
+) -> BrainInfo:
+    """``info`` with its agents in the order ``expected`` (the agent ids of the first reset).
 
-    :raises UnityGymException: the answer has no entry for it.
+    :param owner: the wrapper class, ``brain`` the brain and ``where`` (e.g. ``" (build 1)"``)
+        where it happened: they are named in the error.
+    :raises UnityGymException: not exactly the agents ``expected`` decided (on-demand decisions,
+        agents that appear, disappear or change brain).
     """
-    try:
-        return all_brain_info[brain]
-    except KeyError:
-        raise UnityGymException(f"The environment's answer has no entry for the brain '{brain}'.") from None
-
-
-def agents_in_order(info: BrainInfo, expected: list[int]) -> BrainInfo | None:
-    """``info`` with its agents in the order ``expected``, or None when not exactly those agents
-    decided (the caller says what it cannot follow)."""
     agents = required_field(info.agents, "agents")
     if agents == expected:
         return info
     if len(agents) == len(expected) and set(agents) == set(expected):
         position = {agent: row for row, agent in enumerate(agents)}
         return take_agents(info, np.array([position[agent] for agent in expected]))
-    return None
+    raise UnityGymException(
+        f"{owner} needs every agent to decide at every step and keep its brain, but {len(agents)} of "
+        f"the {len(expected)} agents of the brain '{brain}'{where} asked for a decision. On-demand "
+        "decisions, agents that appear or disappear and agents that change brain are not supported: "
+        "use UnityEnvironment directly."
+    )

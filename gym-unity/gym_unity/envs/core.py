@@ -1,79 +1,27 @@
-"""What the classic and the Gymnasium wrappers share: launching the Unity environment, the checks
-of the original ``UnityEnv``, the action space, the agent-count rule and the observation conversions.
+"""What the classic and the Gymnasium wrappers share: the checks of the original ``UnityEnv``,
+the action space, the agent-count rule and the observation conversions. The build itself is
+started, reset, stepped, restarted and ended by ``Builds`` (``builds.py``).
 
 The API shape (what ``reset``/``step`` take and return) lives in ``unity_env.py`` (classic gym,
 4-tuple ``step``) and ``gymnasium_env.py`` (Gymnasium, 5-tuple ``step``).
 """
 
-import contextlib
 import logging
-from collections.abc import Iterator, Sequence
-from typing import Any, TypedDict, TypeVar
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
 from gym_unity.envs.action_flattener import ActionFlattener
+from gym_unity.envs.brain_info import brain_info_of, required_field
+from gym_unity.envs.builds import Builds, LaunchOptions
 from gym_unity.envs.exception import UnityGymException
-from mlagents.envs.brain import BrainInfo, BrainParameters
+from mlagents.envs.brain import AllBrainInfo, BrainInfo, BrainParameters
 from mlagents.envs.environment import UnityEnvironment
 
 logger = logging.getLogger("gym_unity")
 
-#: Largest seed the wire carries (``UnityRLInitializationInput.seed`` is an int32).
-MAX_UNITY_SEED = 2**31 - 1
-
 ActionSpace = spaces.Discrete | spaces.MultiDiscrete | spaces.Box
-
-T = TypeVar("T")
-
-
-def required_field(values: list[T] | None, field: str) -> list[T]:
-    """A per-agent list field of a BrainInfo (``agents``, ``rewards``, ``local_done``, ...).
-
-    ``BrainInfo`` allows None for these, but every BrainInfo the environment sends has them.
-
-    :raises UnityGymException: the field is missing.
-    """
-    if values is None:
-        raise UnityGymException(f"The environment's BrainInfo has no '{field}'.")
-    return values
-
-
-class LaunchOptions(TypedDict, total=False):
-    """How a wrapper starts its build: the keyword-only arguments that ``UnityEnv`` and
-    ``UnityGymnasiumEnv`` both take (each optional; defaults in ``LAUNCH_DEFAULTS``).
-
-    :ivar base_port: first port of the range; the environment listens on ``base_port + worker_id``
-        (default 5005, the port the original always used).
-    :ivar seed: random seed sent to the environment at start-up (default 0).
-    :ivar timeout_wait: seconds to wait for the build to connect (default 30).
-    :ivar exchange_timeout: seconds to wait for each answer of the build (default 120).
-    :ivar args: extra command-line arguments for the build (default none).
-    :ivar train_mode: reset in training configuration (fast, the default) or inference
-        configuration (real time).
-    :ivar log_dir: folder for the build's log (kept); by default a temporary folder, removed on a
-        clean close and kept when the environment failed (see ``UnityEnvironment``).
-    """
-
-    base_port: int
-    seed: int
-    timeout_wait: float
-    exchange_timeout: float
-    args: Sequence[str] | None
-    train_mode: bool
-    log_dir: str | None
-
-
-LAUNCH_DEFAULTS: LaunchOptions = {
-    "base_port": 5005,
-    "seed": 0,
-    "timeout_wait": 30,
-    "exchange_timeout": 120.0,
-    "args": None,
-    "train_mode": True,
-    "log_dir": None,
-}
 
 
 class UnityGymCore:
@@ -115,67 +63,34 @@ class UnityGymCore:
         allow_multiple_visual_obs: bool,
         launch: LaunchOptions,
     ) -> None:
-        """Launch the environment, run the original's checks in its order, reset once and build
-        the action space. On any error the environment is closed before the error propagates.
+        """Start the build, run the original's checks in its order, reset once and build the action
+        space. On any error the build is ended before the error propagates.
 
         :param launch: the keyword arguments of the wrapper's constructor that say how to start the
-            build (see ``LaunchOptions``); missing ones take their ``LAUNCH_DEFAULTS``.
+            build (see ``LaunchOptions``); missing ones take their defaults.
         :raises TypeError: ``launch`` has a key that is not one of ``LaunchOptions``.
         :raises UnityGymException: see the class documentation of ``UnityEnv``.
         :raises mlagents.envs.exception.UnityException: the environment could not be started.
         """
-        unknown = sorted(set(launch) - set(LAUNCH_DEFAULTS))
-        if unknown:
-            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r}")
-        options: LaunchOptions = {**LAUNCH_DEFAULTS, **launch}
-        args = options["args"]
-        self._environment_filename = environment_filename
-        self._worker_id = worker_id
-        self._no_graphics = no_graphics
-        self._base_port = options["base_port"]
-        self._timeout_wait = options["timeout_wait"]
-        self._exchange_timeout = options["exchange_timeout"]
-        self._args = list(args) if args is not None else []
-        self._train_mode = options["train_mode"]
-        self._log_dir = options["log_dir"]
         self._multiagent = multiagent
         self._allow_multiple_visual_obs = allow_multiple_visual_obs
         self._flattener: ActionFlattener | None = None
-        self._closed = False
         self.visual_obs: Any = None
         self._current_state: BrainInfo | None = None
         self._n_agents: int | None = None
         self.game_over = False
-
-        self._env = self._launch(_unity_seed(options["seed"]))
+        self._builds = Builds(type(self).__name__, environment_filename, worker_id, no_graphics, launch)
         try:
             self._configure(use_visual, uint8_visual, flatten_branched)
         except BaseException:
-            self._shut_down()
+            self.close()
             raise
 
     # ----------------------------------------------------------------------------------------------
     # Start-up
 
-    def _launch(self, seed: int) -> UnityEnvironment:
-        environment = UnityEnvironment(
-            self._environment_filename,
-            self._worker_id,
-            base_port=self._base_port,
-            seed=seed,
-            no_graphics=self._no_graphics,
-            timeout_wait=self._timeout_wait,
-            args=self._args,
-            exchange_timeout=self._exchange_timeout,
-            log_dir=self._log_dir,
-        )
-        self._launch_seed = seed
-        # Exchanges since launch; 1 (only the start-up reset) means "as launched" (see _reseed).
-        self._exchanges_since_launch = 0
-        return environment
-
     def _configure(self, use_visual: bool, uint8_visual: bool, flatten_branched: bool) -> None:
-        env = self._env
+        env = self.unity_environment
         self.name = env.academy_name
         if env.number_brains != 1:
             raise UnityGymException(
@@ -218,7 +133,7 @@ class UnityGymCore:
                 "if it is wrapped in a gym."
             )
 
-        self._check_agents(len(required_field(self._reset_brain().agents, "agents")))
+        self._reset_brain()
 
         self._action_space = self._make_action_space(brain, flatten_branched)
         self.action_meanings = brain.vector_action_descriptions
@@ -248,32 +163,25 @@ class UnityGymCore:
     # Talking to the environment
 
     def _reset_brain(self, config: dict[str, float] | None = None) -> BrainInfo:
-        """Reset the environment; the new decision of our brain (agent count checked by callers)."""
-        self._require_open()
-        info = self._brain_info(self._env.reset(config=config, train_mode=self._train_mode))
-        self._exchanges_since_launch += 1
+        """Reset the environment; the new decision of our brain, agent count checked."""
+        return self._new_episode(self._builds.reset(0, config))
+
+    def _new_episode(self, all_brain_info: AllBrainInfo) -> BrainInfo:
+        """Our brain's first decision of the episode that ``all_brain_info`` (a reset's answer)
+        starts, agent count checked."""
+        info = brain_info_of(all_brain_info, self.brain_name)
         self.game_over = False
         self._current_state = info
+        self._check_agents(info)
         return info
 
     def _step_brain(self, action: Any) -> BrainInfo:
         """Send ``action`` (already in UnityEnvironment's form); the next decision of our brain,
         agent count checked."""
-        self._require_open()
-        info = self._brain_info(self._env.step(action))
-        self._exchanges_since_launch += 1
-        self._check_agents(len(required_field(info.agents, "agents")))
+        info = brain_info_of(self._builds.step(0, action), self.brain_name)
+        self._check_agents(info)
         self._current_state = info
         return info
-
-    def _brain_info(self, all_brain_info: dict[str, BrainInfo]) -> BrainInfo:
-        try:
-            return all_brain_info[self.brain_name]
-        except KeyError:
-            sent = ", ".join(all_brain_info) or "nothing"
-            raise UnityGymException(
-                f"The environment's answer has no entry for the brain '{self.brain_name}' (it sent: {sent})."
-            ) from None
 
     def _flatten_actions(self, action: Any) -> Any:
         """The flattened action(s) looked up into branch actions (multi-agent: one per agent)."""
@@ -291,11 +199,13 @@ class UnityGymCore:
             return action.item()  # UnityEnvironment takes scalars and sequences, not 0-d arrays
         return action
 
-    def _check_agents(self, n_agents: int) -> None:
-        """Enforce the agent-count rule of the wrapper mode; remember the count on first sight.
+    def _check_agents(self, info: BrainInfo) -> None:
+        """Enforce the agent-count rule of the wrapper mode on the agents deciding in ``info``;
+        remember the count on first sight.
 
         :raises UnityGymException: too many / too few agents for the mode, or the count changed.
         """
+        n_agents = len(required_field(info.agents, "agents"))
         if not self._multiagent and n_agents > 1:
             raise UnityGymException(self._single_agent_message.format(n=n_agents, brain=self.brain_name))
         if self._multiagent and n_agents <= 1:
@@ -339,7 +249,7 @@ class UnityGymCore:
     @property
     def unity_environment(self) -> UnityEnvironment:
         """The wrapped ``UnityEnvironment`` (e.g. for its ``reset_parameters``)."""
-        return self._env
+        return self._builds.environments[0]
 
     @property
     def number_agents(self) -> int | None:
@@ -352,65 +262,16 @@ class UnityGymCore:
 
     def close(self) -> None:
         """Close the environment and end its process. Calling it again does nothing."""
-        if not self._closed:
-            self._shut_down()
+        builds = getattr(self, "_builds", None)  # None when the constructor failed to start the build
+        if builds is not None:
+            builds.close()
 
-    def _shut_down(self) -> None:
-        self._closed = True
-        env = getattr(self, "_env", None)
-        if env is not None:
-            env._close()
+    def _reseed(self, seed: Any) -> None:
+        """Restart the build with ``seed`` and reset it as at start-up (see ``Builds.reseed``).
 
-    def _require_open(self) -> None:
-        if self._closed:
-            raise UnityGymException("The environment is closed; create a new one to continue.")
-
-    def _relaunch(self, seed: int) -> None:
-        """Replace the running environment by a fresh one started with ``seed`` (same build, port
-        and reset parameters), reset once as at start-up.
-
-        :raises UnityGymException: the new environment does not declare the same brain.
+        :raises UnityGymException: ``seed`` is not an integer, or the restarted environment's agents
+            no longer fit the wrapper.
         """
-        self._require_open()
-        parameters = dict(self._env.reset_parameters)
-        self._env._close()
-        try:
-            # The start-up banner was shown once already; a restart is announced in one line.
-            with _quiet_logger("mlagents.envs"):
-                self._env = self._launch(seed)
-            if self._env.brains.get(self.brain_name) != self._brain:
-                raise UnityGymException(
-                    f"After a restart with seed {seed}, the environment no longer declares the brain "
-                    f"'{self.brain_name}' it had at start-up."
-                )
-            changed = parameters if parameters != self._env.reset_parameters else None
-            self._check_agents(len(required_field(self._reset_brain(changed).agents, "agents")))
-        except BaseException:
-            self._shut_down()
-            raise
-        logger.info("Restarted '%s' with seed %d.", self.name, seed)
-
-
-@contextlib.contextmanager
-def _quiet_logger(name: str) -> Iterator[None]:
-    """Only warnings and errors of logger ``name`` inside the block."""
-    target = logging.getLogger(name)
-    level = target.level
-    target.setLevel(max(level, logging.WARNING))
-    try:
-        yield
-    finally:
-        target.setLevel(level)
-
-
-def _unity_seed(seed: Any) -> int:
-    """A seed as the int32 the wire carries (larger seeds are folded into ``[0, 2**31 - 1]``).
-
-    :raises UnityGymException: ``seed`` is not an integer.
-    """
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise UnityGymException(f"The seed must be an integer, got {seed!r}.")
-    seed = int(seed)
-    if -(2**31) <= seed <= MAX_UNITY_SEED:
-        return seed
-    return seed % (MAX_UNITY_SEED + 1)
+        all_brain_info = self._builds.reseed(0, seed)
+        if all_brain_info is not None:
+            self._new_episode(all_brain_info)

@@ -6,21 +6,18 @@ the observations, ``render_mode``. It passes ``gymnasium.utils.env_checker.check
 stable-baselines3 trains on it as it is.
 """
 
-import logging
 from typing import Any, Unpack
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from gym_unity.envs.core import LaunchOptions, UnityGymCore, _unity_seed, required_field
+from gym_unity.envs.brain_info import required_field
+from gym_unity.envs.builds import LaunchOptions
+from gym_unity.envs.core import UnityGymCore
 from gym_unity.envs.exception import UnityGymException
+from gym_unity.envs.reset_options import reset_config
 from mlagents.envs.brain import BrainInfo
-
-logger = logging.getLogger("gym_unity")
-
-#: Option keys ``reset(options=...)`` understands.
-RESET_OPTIONS = ("config",)
 
 
 class UnityGymnasiumEnv(UnityGymCore, gymnasium.Env):
@@ -122,7 +119,7 @@ class UnityGymnasiumEnv(UnityGymCore, gymnasium.Env):
             self.action_space = self._action_space
             self.observation_space = self._make_observation_space()
         except BaseException:
-            self._shut_down()
+            self.close()
             raise
 
     def _make_observation_space(self) -> spaces.Space:
@@ -152,15 +149,16 @@ class UnityGymnasiumEnv(UnityGymCore, gymnasium.Env):
         :param options: ``{"config": {name: value}}`` changes reset parameters of the environment
             (``UnityEnvironment.reset(config=...)``; they stay in effect for later resets).
         :return: ``(observation, info)``.
-        :raises UnityGymException: unknown option, or the environment's agents no longer fit.
-        :raises mlagents.envs.exception.UnityEnvironmentException: unknown reset parameter.
+        :raises UnityGymException: unknown option (see ``reset_options``), or the environment's
+            agents no longer fit.
+        :raises mlagents.envs.exception.UnityEnvironmentException: unknown reset parameter (the error
+            lists the environment's).
         """
-        config = _reset_config(options)
+        config = reset_config(options, self.unity_environment.reset_parameters)
         super().reset(seed=seed)
         if seed is not None:
-            self._reseed(_unity_seed(seed))
+            self._reseed(seed)
         info = self._reset_brain(config)
-        self._check_agents(len(required_field(info.agents, "agents")))
         return self._observation(info), self._info(info)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
@@ -178,7 +176,7 @@ class UnityGymnasiumEnv(UnityGymCore, gymnasium.Env):
         max_reached = bool(required_field(info.max_reached, "max_reached")[0])
         terminated = done and not max_reached
         # An Academy that reached its own step limit ends every agent's episode.
-        truncated = (done and max_reached) or (bool(self._env.global_done) and not terminated)
+        truncated = (done and max_reached) or (bool(self.unity_environment.global_done) and not terminated)
         self.game_over = terminated or truncated
         return (
             self._observation(info),
@@ -204,19 +202,6 @@ class UnityGymnasiumEnv(UnityGymCore, gymnasium.Env):
 
     # ----------------------------------------------------------------------------------------------
     # Helpers
-
-    def _reseed(self, seed: int) -> None:
-        if seed == self._launch_seed and self._exchanges_since_launch == 1:
-            return  # still exactly as started with this seed
-        if self._environment_filename is None:
-            logger.warning(
-                "The seed %d is ignored: an environment that was started by hand (the Unity Editor) cannot be "
-                "restarted with a new seed; it keeps the seed %d it was started with.",
-                seed,
-                self._launch_seed,
-            )
-            return
-        self._relaunch(seed)
 
     def _check_action(self, action: Any) -> None:
         space = self.action_space
@@ -263,25 +248,3 @@ class UnityGymnasiumEnv(UnityGymCore, gymnasium.Env):
 
 def _camera_key(camera: int) -> str:
     return f"camera_{camera}"
-
-
-def _reset_config(options: dict[str, Any] | None) -> dict[str, float] | None:
-    """The reset parameters in ``options`` (None when there are none).
-
-    :raises UnityGymException: ``options`` is not a dict or has a key other than ``"config"``.
-    """
-    if options is None:
-        return None
-    if not isinstance(options, dict):
-        raise UnityGymException(f"reset(options=...) takes a dict, got {type(options).__name__}.")
-    unknown = sorted(set(options) - set(RESET_OPTIONS))
-    if unknown:
-        raise UnityGymException(
-            f"Unknown reset option(s) {unknown}; the only option is 'config' (a dict of reset parameters)."
-        )
-    config = options.get("config")
-    if config is not None and not isinstance(config, dict):
-        raise UnityGymException(
-            f"reset(options={{'config': ...}}) takes a dict, got {type(config).__name__}."
-        )
-    return config

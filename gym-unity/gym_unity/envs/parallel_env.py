@@ -3,25 +3,16 @@
 (``pip install gym_unity[pettingzoo]``).
 """
 
-import logging
 from typing import Any, Unpack
 
 import numpy as np
 from gymnasium import spaces
 
-from gym_unity.envs.batched import (
-    AgentActionSpace,
-    agent_action_space,
-    agent_observation_space,
-    agents_in_order,
-    batch_flags,
-    batch_observations,
-    brain_info_of,
-    unity_actions,
-)
-from gym_unity.envs.builds import Builds, launch_options
-from gym_unity.envs.core import LaunchOptions, _unity_seed, required_field
+from gym_unity.envs import batched
+from gym_unity.envs.brain_info import brain_info_of, required_field
+from gym_unity.envs.builds import Builds, LaunchOptions
 from gym_unity.envs.exception import UnityGymException
+from gym_unity.envs.reset_options import reset_config
 from mlagents.envs.brain import AllBrainInfo, BrainInfo
 from mlagents.envs.environment import UnityEnvironment
 
@@ -31,11 +22,6 @@ except ImportError as missing:  # pragma: no cover - depends on the installation
     raise ImportError(
         "UnityParallelEnv needs PettingZoo: pip install 'gym_unity[pettingzoo]' (or pip install pettingzoo)."
     ) from missing
-
-logger = logging.getLogger("gym_unity")
-
-#: Option keys ``reset(options=...)`` acts on.
-RESET_OPTIONS = ("config",)
 
 
 class UnityParallelEnv(ParallelEnv[str, np.ndarray, Any]):
@@ -89,11 +75,8 @@ class UnityParallelEnv(ParallelEnv[str, np.ndarray, Any]):
         no_graphics: bool = False,
         **launch: Unpack[LaunchOptions],
     ) -> None:
-        options = launch_options(type(self).__name__, launch)
-        self._closed = False
         self._use_visual = use_visual
-        self._exchanges = 0  # exchanges with the build since it started (1: only the start-up reset)
-        self._builds = Builds(environment_filename, 1, worker_id, no_graphics, options)
+        self._builds = Builds(type(self).__name__, environment_filename, worker_id, no_graphics, launch)
         try:
             self._configure()
         except BaseException:
@@ -110,12 +93,12 @@ class UnityParallelEnv(ParallelEnv[str, np.ndarray, Any]):
             )
         brains = environment.brains
         observation_spaces = {
-            name: agent_observation_space(brains[name], self._use_visual) for name in self.brain_names
+            name: batched.agent_observation_space(brains[name], self._use_visual) for name in self.brain_names
         }
-        self._brain_action_spaces: dict[str, AgentActionSpace] = {
-            name: agent_action_space(brains[name]) for name in self.brain_names
+        self._brain_action_spaces: dict[str, batched.AgentActionSpace] = {
+            name: batched.agent_action_space(brains[name]) for name in self.brain_names
         }
-        all_brain_info = self._reset_environment(None)
+        all_brain_info = self._builds.reset(0)
         self._unity_ids: dict[
             str, list[Any]
         ] = {}  # brain -> Unity agent ids, in the order of the first reset
@@ -158,20 +141,20 @@ class UnityParallelEnv(ParallelEnv[str, np.ndarray, Any]):
         :param seed: restart the build with this seed first, unless it is still exactly as started
             with it (so the same seed always gives the same episodes).
         :param options: ``{"config": {name: value}}`` changes reset parameters (they stay in effect
-            for later resets); other keys are ignored with a warning.
+            for later resets); other keys are ignored with a warning (PettingZoo's API test passes one).
         :return: ``(observations, infos)`` of every agent.
+        :raises UnityGymException: ``options`` or its ``"config"`` is not a dict.
+        :raises mlagents.envs.exception.UnityEnvironmentException: unknown reset parameter (the error
+            lists the environment's).
         """
-        self._require_open()
-        config = _reset_config(options)
+        self._builds.require_open()
+        config = reset_config(options, self.unity_environment.reset_parameters, ignore_other_options=True)
         if seed is not None:
-            self._reseed(_unity_seed(seed))
-        all_brain_info = self._reset_environment(config)
+            restarted = self._builds.reseed(0, seed)
+            if restarted is not None:
+                self._observations(restarted)  # the agents of the start-up reset must be those of the first
         self.agents = list(self.possible_agents)
-        observations: dict[str, np.ndarray] = {}
-        for brain in self.brain_names:
-            info = self._in_order(brain, brain_info_of(all_brain_info, brain))
-            observations.update(zip(self._names[brain], batch_observations(info, self._use_visual)))
-        return observations, {agent: {} for agent in self.agents}
+        return self._observations(self._builds.reset(0, config)), {agent: {} for agent in self.agents}
 
     def step(
         self, actions: dict[str, Any]
@@ -189,16 +172,14 @@ class UnityParallelEnv(ParallelEnv[str, np.ndarray, Any]):
         :raises UnityGymException: every agent is done, or ``actions`` misses a live agent or names
             an agent that is unknown or done.
         """
-        self._require_open()
+        self._builds.require_open()
         if not self.agents:
             raise UnityGymException("Every agent is done: call reset() to start new episodes.")
         live = self.agents
         self._check_action_keys(actions, live)
         vector_action = {brain: self._brain_actions(brain, actions) for brain in self.brain_names}
-        environment = self.unity_environment
-        all_brain_info = environment.step(vector_action=vector_action)
-        self._exchanges += 1
-        academy_done = bool(environment.global_done)
+        all_brain_info = self._builds.step(0, vector_action)
+        academy_done = bool(self.unity_environment.global_done)
 
         observations: dict[str, np.ndarray] = {}
         rewards: dict[str, float] = {}
@@ -207,12 +188,12 @@ class UnityParallelEnv(ParallelEnv[str, np.ndarray, Any]):
         for brain in self.brain_names:
             info = self._in_order(brain, brain_info_of(all_brain_info, brain))
             names = self._names[brain]
-            reward, done, max_reached = batch_flags(info)
+            reward, done, max_reached = batched.batch_flags(info)
             if academy_done:
                 # The Academy reached its step limit: every episode ended; the next exchange must be a reset.
                 done[:] = True
                 max_reached[:] = True
-            observations.update(zip(names, batch_observations(info, self._use_visual)))
+            observations.update(zip(names, batched.batch_observations(info, self._use_visual)))
             rewards.update(zip(names, reward.tolist()))
             terminations.update(zip(names, (done & ~max_reached).tolist()))
             truncations.update(zip(names, (done & max_reached).tolist()))
@@ -231,10 +212,7 @@ class UnityParallelEnv(ParallelEnv[str, np.ndarray, Any]):
 
     def close(self) -> None:
         """End the build. Calling it again does nothing."""
-        if getattr(self, "_closed", True):
-            return
-        self._closed = True
-        builds = getattr(self, "_builds", None)
+        builds = getattr(self, "_builds", None)  # None when the constructor failed to start the build
         if builds is not None:
             builds.close()
 
@@ -253,32 +231,13 @@ class UnityParallelEnv(ParallelEnv[str, np.ndarray, Any]):
     # ----------------------------------------------------------------------------------------------
     # Helpers
 
-    def _reset_environment(self, config: dict[str, float] | None) -> AllBrainInfo:
-        all_brain_info = self._builds.reset(0, config)
-        self._exchanges += 1
-        return all_brain_info
-
-    def _reseed(self, seed: int) -> None:
-        if seed == self._builds.seeds[0] and self._exchanges == 1:
-            return  # still exactly as started with this seed
-        if self._builds.filename is None:
-            logger.warning(
-                "The seed %d is ignored: an environment started by hand (the Unity Editor) cannot be "
-                "restarted; it keeps the seed %d it was started with.",
-                seed,
-                self._builds.seeds[0],
-            )
-            return
-        try:
-            self._builds.relaunch(0, seed)
-            self._exchanges = 0
-            # The start-up reset, as in the constructor, so that a seed always gives the same episodes.
-            all_brain_info = self._reset_environment(None)
-            for brain in self.brain_names:
-                self._in_order(brain, brain_info_of(all_brain_info, brain))
-        except BaseException:
-            self.close()
-            raise
+    def _observations(self, all_brain_info: AllBrainInfo) -> dict[str, np.ndarray]:
+        """Every agent's observation in ``all_brain_info`` (agents checked, see ``_in_order``)."""
+        observations: dict[str, np.ndarray] = {}
+        for brain in self.brain_names:
+            info = self._in_order(brain, brain_info_of(all_brain_info, brain))
+            observations.update(zip(self._names[brain], batched.batch_observations(info, self._use_visual)))
+        return observations
 
     def _known(self, agent: str) -> str:
         if agent not in self._brain_of:
@@ -310,47 +269,11 @@ class UnityParallelEnv(ParallelEnv[str, np.ndarray, Any]):
         zero = np.zeros(space.shape or (), dtype=space.dtype)
         names = self._names[brain]
         batch = np.stack([np.asarray(actions.get(name, zero), dtype=space.dtype) for name in names])
-        return unity_actions(batch, space, len(names))
+        return batched.unity_actions(batch, space, len(names))
 
     def _in_order(self, brain: str, info: BrainInfo) -> BrainInfo:
         """``info`` with the brain's agents in the order of the first reset.
 
         :raises UnityGymException: not exactly the agents of the first reset decided.
         """
-        expected = self._unity_ids[brain]
-        ordered = agents_in_order(info, expected)
-        if ordered is not None:
-            return ordered
-        agents = required_field(info.agents, "agents")
-        raise UnityGymException(
-            f"UnityParallelEnv needs every agent to decide at every step and keep its brain, but "
-            f"{len(agents)} of the {len(expected)} agents of the brain '{brain}' asked for a decision. "
-            "On-demand decisions, agents that appear or disappear and agents that change brain are not "
-            "supported: use UnityEnvironment directly."
-        )
-
-    def _require_open(self) -> None:
-        if self._closed:
-            raise UnityGymException("The UnityParallelEnv is closed; create a new one to continue.")
-
-
-def _reset_config(options: dict[str, Any] | None) -> dict[str, float] | None:
-    """The reset parameters in ``options`` (None when there are none); other keys are ignored.
-
-    :raises UnityGymException: ``options`` or its ``"config"`` is not a dict.
-    """
-    if options is None:
-        return None
-    if not isinstance(options, dict):
-        raise UnityGymException(f"reset(options=...) takes a dict, got {type(options).__name__}.")
-    ignored = sorted(set(options) - set(RESET_OPTIONS))
-    if ignored:
-        logger.warning(
-            "reset(options=...): %s ignored; the only option is 'config' (reset parameters).", ignored
-        )
-    config = options.get("config")
-    if config is not None and not isinstance(config, dict):
-        raise UnityGymException(
-            f"reset(options={{'config': ...}}) takes a dict, got {type(config).__name__}."
-        )
-    return config
+        return batched.agents_in_order(info, self._unity_ids[brain], type(self).__name__, brain)

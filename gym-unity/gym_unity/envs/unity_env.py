@@ -14,7 +14,9 @@ import numpy as np
 from gymnasium import spaces
 
 from gym_unity.envs.action_flattener import ActionFlattener
-from gym_unity.envs.core import ActionSpace, LaunchOptions, UnityGymCore, required_field
+from gym_unity.envs.brain_info import required_field
+from gym_unity.envs.builds import LaunchOptions
+from gym_unity.envs.core import ActionSpace, UnityGymCore
 from gym_unity.envs.exception import UnityGymException
 from mlagents.envs.brain import BrainInfo
 
@@ -99,7 +101,6 @@ class UnityEnv(UnityGymCore):
         :raises UnityGymException: the number of agents does not fit the mode or changed.
         """
         info = self._reset_brain()
-        self._check_agents(len(required_field(info.agents, "agents")))
         if not self._multiagent:
             obs, _, _, _ = self._single_step(info)
         else:

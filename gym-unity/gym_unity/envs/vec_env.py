@@ -13,18 +13,11 @@ from typing import Any, Unpack
 
 import numpy as np
 
-from gym_unity.envs.batched import (
-    agent_action_space,
-    agent_observation_space,
-    agents_in_order,
-    batch_flags,
-    batch_observations,
-    brain_info_of,
-    unity_actions,
-)
-from gym_unity.envs.builds import Builds, launch_options
-from gym_unity.envs.core import LaunchOptions, _unity_seed, required_field
+from gym_unity.envs import batched
+from gym_unity.envs.brain_info import brain_info_of, required_field
+from gym_unity.envs.builds import Builds, LaunchOptions, unity_seed
 from gym_unity.envs.exception import UnityGymException
+from gym_unity.envs.reset_options import reset_config
 from mlagents.envs.brain import BrainInfo, BrainParameters
 
 try:
@@ -95,18 +88,17 @@ class UnityVecEnv(VecEnv):
     ) -> None:
         if isinstance(n_envs, bool) or not isinstance(n_envs, int) or n_envs < 1:
             raise UnityGymException(f"n_envs is the number of builds to start, at least 1; got {n_envs!r}.")
-        options = launch_options(type(self).__name__, launch)
-        self._closed = False
         self._use_visual = use_visual
-        self._builds = Builds(environment_filename, n_envs, worker_id, no_graphics, options)
+        self._builds = Builds(
+            type(self).__name__, environment_filename, worker_id, no_graphics, launch, count=n_envs
+        )
         self._pending: list[Any] | None = None
         self._pending_seed: int | None = None
         try:
             self._brain = self._choose_brain(brain_name)
-            observation_space = agent_observation_space(self._brain, use_visual)
-            action_space = agent_action_space(self._brain)
+            observation_space = batched.agent_observation_space(self._brain, use_visual)
+            action_space = batched.agent_action_space(self._brain)
             self._agent_action_space = action_space
-            self._exchanges = [0] * n_envs  # per build, exchanges since it started
             infos = self._builds.map(lambda i: self._reset_build(i, None))
             self._agent_ids = [required_field(info.agents, "agents") for info in infos]
             for build, ids in enumerate(self._agent_ids):
@@ -117,7 +109,9 @@ class UnityVecEnv(VecEnv):
                     )
             counts = [len(ids) for ids in self._agent_ids]
             self._bounds = np.cumsum([0, *counts])
-            self._observations = np.concatenate([batch_observations(info, use_visual) for info in infos])
+            self._observations = np.concatenate(
+                [batched.batch_observations(info, use_visual) for info in infos]
+            )
             super().__init__(int(self._bounds[-1]), observation_space, action_space)
         except BaseException:
             self.close()
@@ -157,9 +151,14 @@ class UnityVecEnv(VecEnv):
 
         A seed set by ``seed()`` restarts the builds first (see the class documentation); a
         ``{"config": {name: value}}`` option set by ``set_options()`` changes reset parameters.
+
+        :raises UnityGymException: an unknown option (see ``reset_options``).
+        :raises mlagents.envs.exception.UnityEnvironmentException: an unknown reset parameter (the
+            error lists the environment's).
         """
-        self._require_open()
-        config = self._options[0].get("config") if self._options else None
+        self._builds.require_open()
+        options = self._options[0] if self._options else None
+        config = reset_config(options, self._builds.environments[0].reset_parameters)
         if self._pending_seed is not None:
             self._apply_seed(self._pending_seed)
             self._pending_seed = None
@@ -168,7 +167,10 @@ class UnityVecEnv(VecEnv):
         self._pending = None
         infos = self._builds.map(lambda i: self._reset_build(i, config))
         self._observations = np.concatenate(
-            [batch_observations(self._in_order(i, info), self._use_visual) for i, info in enumerate(infos)]
+            [
+                batched.batch_observations(self._in_order(i, info), self._use_visual)
+                for i, info in enumerate(infos)
+            ]
         )
         return self._observations.copy()
 
@@ -177,13 +179,13 @@ class UnityVecEnv(VecEnv):
         documentation); None draws a seed. Returns the sub-environments' seeds as stable-baselines3 does."""
         if seed is None:
             seed = int(np.random.randint(0, np.iinfo(np.int32).max, dtype=np.int64))
-        self._pending_seed = _unity_seed(seed)
+        self._pending_seed = unity_seed(seed)
         return super().seed(seed)
 
     def step_async(self, actions: np.ndarray) -> None:
         """Send one action per sub-environment (an array with the agents on the first axis)."""
-        self._require_open()
-        batch = unity_actions(actions, self._agent_action_space, self.num_envs)
+        self._builds.require_open()
+        batch = batched.unity_actions(actions, self._agent_action_space, self.num_envs)
         bounds = self._bounds
         self._pending = [
             self._builds.submit(self._step_build, i, batch[bounds[i] : bounds[i + 1]])
@@ -212,11 +214,8 @@ class UnityVecEnv(VecEnv):
 
     def close(self) -> None:
         """End every build. Calling it again does nothing."""
-        if getattr(self, "_closed", True):
-            return
-        self._closed = True
         self._pending = None
-        builds = getattr(self, "_builds", None)
+        builds = getattr(self, "_builds", None)  # None when the constructor failed to start the builds
         if builds is not None:
             builds.close()
 
@@ -265,26 +264,22 @@ class UnityVecEnv(VecEnv):
     # Per build (run in the build's thread)
 
     def _reset_build(self, build: int, config: dict[str, float] | None) -> BrainInfo:
-        info = self._brain_info(self._builds.reset(build, config))
-        self._exchanges[build] += 1
-        return info
+        return self._brain_info(self._builds.reset(build, config))
 
     def _step_build(
         self, build: int, actions: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Step build ``build``: ``(observations, rewards, dones, truncated)`` of its agents."""
-        environment = self._builds.environments[build]
-        info = self._in_order(build, self._brain_info(environment.step({self.brain_name: actions})))
-        self._exchanges[build] += 1
-        rewards, dones, truncated = batch_flags(info)
-        if environment.global_done:
+        info = self._in_order(build, self._brain_info(self._builds.step(build, {self.brain_name: actions})))
+        rewards, dones, truncated = batched.batch_flags(info)
+        if self._builds.environments[build].global_done:
             # The Academy reached its step limit: every agent's episode ended (Unity already reset
             # them), and the environment takes nothing but a reset next.
             info = self._in_order(build, self._reset_build(build, None))
             dones = np.ones_like(dones)
             truncated = np.ones_like(truncated)
         truncated &= dones
-        return batch_observations(info, self._use_visual), rewards, dones, truncated
+        return batched.batch_observations(info, self._use_visual), rewards, dones, truncated
 
     def _brain_info(self, all_brain_info: dict[str, BrainInfo]) -> BrainInfo:
         return brain_info_of(all_brain_info, self.brain_name)
@@ -294,34 +289,15 @@ class UnityVecEnv(VecEnv):
 
         :raises UnityGymException: not exactly the agents of the first reset decided.
         """
-        expected = self._agent_ids[build]
-        ordered = agents_in_order(info, expected)
-        if ordered is not None:
-            return ordered
-        agents = required_field(info.agents, "agents")
-        raise UnityGymException(
-            f"UnityVecEnv needs every agent of the brain '{self.brain_name}' to decide at every step, but "
-            f"{len(agents)} of its {len(expected)} agents (build {build}) asked for a decision. On-demand "
-            "decisions and agents that appear or disappear are not supported: use UnityEnvironment directly."
+        where = f" (build {build})"
+        return batched.agents_in_order(
+            info, self._agent_ids[build], type(self).__name__, self.brain_name, where
         )
 
     def _apply_seed(self, seed: int) -> None:
+        """Restart build ``i`` with seed ``seed + i`` (see ``Builds.reseed``); the agents of its
+        start-up reset must be those of the first."""
         for build in range(self._builds.count):
-            target = _unity_seed(seed + build)
-            if self._builds.seeds[build] == target and self._exchanges[build] == 1:
-                continue  # still exactly as started with this seed
-            if self._builds.filename is None:
-                logger.warning(
-                    "The seed %d is ignored: an environment started by hand (the Unity Editor) cannot be "
-                    "restarted; it keeps the seed it was started with.",
-                    target,
-                )
-                continue
-            self._builds.relaunch(build, target)
-            self._exchanges[build] = 0
-            # The start-up reset, as in the constructor, so that a seed always gives the same episodes.
-            self._in_order(build, self._reset_build(build, None))
-
-    def _require_open(self) -> None:
-        if self._closed:
-            raise UnityGymException("The UnityVecEnv is closed; create a new one to continue.")
+            restarted = self._builds.reseed(build, seed + build)
+            if restarted is not None:
+                self._in_order(build, self._brain_info(restarted))

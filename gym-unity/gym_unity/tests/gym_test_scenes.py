@@ -8,6 +8,8 @@ echo the last action in the observation, so a test can see what reached the envi
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from mlagents.example_envs.sdk.scene import AgentGroup, BrainSpec, CameraResolution, Scene, SceneSpec
@@ -23,7 +25,11 @@ ACADEMY_MAX_STEPS = 3
 MULTI_AGENTS = 3
 
 
-def _brain(name: str, obs: int, space: str, sizes: tuple[int, ...], **extra) -> BrainSpec:
+def _brain(
+    name: str, obs: int = 1, space: str = "discrete", sizes: tuple[int, ...] = (2,), **extra: Any
+) -> BrainSpec:
+    """A brain of ``obs`` vector observations and ``sizes`` actions (by default one of two discrete
+    choices: the smallest brain an echo needs)."""
     descriptions = tuple(f"{name} action {i}" for i in range(len(sizes)))
     return BrainSpec(
         name=name,
@@ -35,11 +41,24 @@ def _brain(name: str, obs: int, space: str, sizes: tuple[int, ...], **extra) -> 
     )
 
 
+def _one_brain(
+    academy: str,
+    brain: BrainSpec,
+    count: int = 1,
+    *,
+    max_step: int = 0,
+    on_demand: bool = False,
+    **scene: Any,
+) -> SceneSpec:
+    """A scene of ``count`` agents of one brain (most test scenes)."""
+    group = AgentGroup(brain=brain.name, count=count, max_step=max_step, on_demand=on_demand)
+    return SceneSpec(academy_name=academy, brains=[brain], agents=[group], **scene)
+
+
 class EchoScene(Scene):
-    """Base: every agent observes its last action, then ``extra_observations`` more floats."""
+    """Base: every agent observes its last action, then what ``extras`` adds."""
 
     action_length = 1
-    extra_observations = 0
 
     def initialize(self) -> None:
         n = self.academy.num_agents
@@ -63,18 +82,15 @@ class EchoScene(Scene):
 
 
 class Branched(EchoScene):
-    """One agent, discrete branches (3, 3, 3, 2); observes its 4 branch actions and a random draw."""
+    """One agent, discrete branches (3, 3, 3, 2); observes its 4 branch actions and a random draw
+    plus the reset parameter ``offset``."""
 
     action_length = len(BRANCHES)
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return SceneSpec(
-            academy_name="BranchedAcademy",
-            brains=[_brain("BranchedBrain", len(BRANCHES) + 1, "discrete", BRANCHES)],
-            agents=[AgentGroup(brain="BranchedBrain", count=1)],
-            reset_parameters={"offset": 0.0},
-        )
+        brain = _brain("BranchedBrain", len(BRANCHES) + 1, "discrete", BRANCHES)
+        return _one_brain("BranchedAcademy", brain, reset_parameters={"offset": 0.0})
 
     def extras(self, agents: np.ndarray) -> np.ndarray:
         return (self.draw[agents] + self.academy.reset_parameters["offset"])[:, None]
@@ -87,11 +103,7 @@ class MultiEcho(EchoScene):
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return SceneSpec(
-            academy_name="MultiEchoAcademy",
-            brains=[_brain("MultiEchoBrain", 3, "continuous", (2,))],
-            agents=[AgentGroup(brain="MultiEchoBrain", count=MULTI_AGENTS)],
-        )
+        return _one_brain("MultiEchoAcademy", _brain("MultiEchoBrain", 3, "continuous", (2,)), MULTI_AGENTS)
 
     def extras(self, agents: np.ndarray) -> np.ndarray:
         return agents.astype(np.float32)[:, None]
@@ -104,11 +116,8 @@ class MultiBranched(EchoScene):
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return SceneSpec(
-            academy_name="MultiBranchedAcademy",
-            brains=[_brain("MultiBranchedBrain", len(BRANCHES), "discrete", BRANCHES)],
-            agents=[AgentGroup(brain="MultiBranchedBrain", count=MULTI_AGENTS)],
-        )
+        brain = _brain("MultiBranchedBrain", len(BRANCHES), "discrete", BRANCHES)
+        return _one_brain("MultiBranchedAcademy", brain, MULTI_AGENTS)
 
 
 class Cameras(EchoScene):
@@ -119,13 +128,8 @@ class Cameras(EchoScene):
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return SceneSpec(
-            academy_name="CamerasAcademy",
-            brains=[
-                _brain("CamerasBrain", 1, "discrete", (2,), camera_resolutions=(GRAY_CAMERA, COLOUR_CAMERA))
-            ],
-            agents=[AgentGroup(brain="CamerasBrain", count=cls.agent_count)],
-        )
+        brain = _brain("CamerasBrain", camera_resolutions=(GRAY_CAMERA, COLOUR_CAMERA))
+        return _one_brain("CamerasAcademy", brain, cls.agent_count)
 
     def render(self, agents: np.ndarray, camera: int) -> np.ndarray:
         resolution = (GRAY_CAMERA, COLOUR_CAMERA)[camera]
@@ -153,11 +157,7 @@ class Stacked(EchoScene):
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return SceneSpec(
-            academy_name="StackedAcademy",
-            brains=[_brain("StackedBrain", 1, "discrete", (2,), num_stacked_vector_observations=3)],
-            agents=[AgentGroup(brain="StackedBrain", count=1)],
-        )
+        return _one_brain("StackedAcademy", _brain("StackedBrain", num_stacked_vector_observations=3))
 
 
 class TwoBrains(EchoScene):
@@ -167,7 +167,7 @@ class TwoBrains(EchoScene):
     def spec(cls) -> SceneSpec:
         return SceneSpec(
             academy_name="TwoBrainsAcademy",
-            brains=[_brain("FirstBrain", 1, "discrete", (2,)), _brain("SecondBrain", 1, "discrete", (2,))],
+            brains=[_brain("FirstBrain"), _brain("SecondBrain")],
             agents=[AgentGroup(brain="FirstBrain", count=1), AgentGroup(brain="SecondBrain", count=1)],
         )
 
@@ -177,11 +177,7 @@ class NoExternalBrain(EchoScene):
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return SceneSpec(
-            academy_name="NoExternalAcademy",
-            brains=[_brain("HeuristicBrain", 1, "discrete", (2,), is_training=False)],
-            agents=[AgentGroup(brain="HeuristicBrain", count=1)],
-        )
+        return _one_brain("NoExternalAcademy", _brain("HeuristicBrain", is_training=False))
 
 
 class ChangingAgents(EchoScene):
@@ -189,17 +185,11 @@ class ChangingAgents(EchoScene):
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return SceneSpec(
-            academy_name="ChangingAcademy",
-            brains=[_brain("ChangingBrain", 1, "discrete", (2,))],
-            agents=[AgentGroup(brain="ChangingBrain", count=CHANGING_AGENTS, on_demand=True)],
-        )
+        return _one_brain("ChangingAcademy", _brain("ChangingBrain"), CHANGING_AGENTS, on_demand=True)
 
     def pre_step(self) -> None:
-        count = (
-            CHANGING_AGENTS if self.academy.step_count < CHANGING_AGENTS_FULL_STEPS else CHANGING_AGENTS - 1
-        )
-        self.academy.request_decision(np.arange(count))
+        full = self.academy.step_count < CHANGING_AGENTS_FULL_STEPS
+        self.academy.request_decision(np.arange(CHANGING_AGENTS if full else CHANGING_AGENTS - 1))
 
 
 class Episodes(EchoScene):
@@ -207,11 +197,7 @@ class Episodes(EchoScene):
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return SceneSpec(
-            academy_name="EpisodesAcademy",
-            brains=[_brain("EpisodesBrain", 1, "discrete", (2,))],
-            agents=[AgentGroup(brain="EpisodesBrain", count=1, max_step=EPISODE_MAX_STEP)],
-        )
+        return _one_brain("EpisodesAcademy", _brain("EpisodesBrain"), max_step=EPISODE_MAX_STEP)
 
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
         super().agent_action(agents, actions)
@@ -221,16 +207,27 @@ class Episodes(EchoScene):
             self.academy.done(finished)
 
 
+class MultiEpisodes(Episodes):
+    """Episodes with three agents. Each observes its last action, its index and its step count in
+    the current episode, so a test can see when an agent started a new episode."""
+
+    @classmethod
+    def spec(cls) -> SceneSpec:
+        brain = _brain("MultiEpisodesBrain", 3)
+        return _one_brain("MultiEpisodesAcademy", brain, MULTI_AGENTS, max_step=EPISODE_MAX_STEP)
+
+    def extras(self, agents: np.ndarray) -> np.ndarray:
+        steps = self.academy.agent_step_counts[agents].astype(np.float32)
+        return np.stack([agents.astype(np.float32), steps], axis=1)
+
+
 class AcademyLimit(EchoScene):
     """One agent; the Academy ends the episode of everything after 3 steps."""
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return SceneSpec(
-            academy_name="AcademyLimitAcademy",
-            brains=[_brain("AcademyLimitBrain", 1, "discrete", (2,))],
-            agents=[AgentGroup(brain="AcademyLimitBrain", count=1)],
-            academy_max_steps=ACADEMY_MAX_STEPS,
+        return _one_brain(
+            "AcademyLimitAcademy", _brain("AcademyLimitBrain"), academy_max_steps=ACADEMY_MAX_STEPS
         )
 
 
@@ -241,39 +238,7 @@ class SingleContinuous(EchoScene):
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return SceneSpec(
-            academy_name="SingleContinuousAcademy",
-            brains=[_brain("SingleContinuousBrain", 3, "continuous", (3,))],
-            agents=[AgentGroup(brain="SingleContinuousBrain", count=1)],
-        )
-
-
-class MultiEpisodes(EchoScene):
-    """Three agents with at most 4 steps per episode; action 1 ends the agent's episode (+1 reward).
-
-    Each agent observes its last action, its index and its step count in the current episode, so
-    a test can see when an agent started a new episode."""
-
-    extra_observations = 2
-
-    @classmethod
-    def spec(cls) -> SceneSpec:
-        return SceneSpec(
-            academy_name="MultiEpisodesAcademy",
-            brains=[_brain("MultiEpisodesBrain", 3, "discrete", (2,))],
-            agents=[AgentGroup(brain="MultiEpisodesBrain", count=MULTI_AGENTS, max_step=EPISODE_MAX_STEP)],
-        )
-
-    def extras(self, agents: np.ndarray) -> np.ndarray:
-        steps = self.academy.agent_step_counts[agents].astype(np.float32)
-        return np.stack([agents.astype(np.float32), steps], axis=1)
-
-    def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
-        super().agent_action(agents, actions)
-        finished = agents[actions[:, 0] == 1]
-        if len(finished):
-            self.academy.set_reward(finished, 1.0)
-            self.academy.done(finished)
+        return _one_brain("SingleContinuousAcademy", _brain("SingleContinuousBrain", 3, "continuous", (3,)))
 
 
 class TwoBrainsMultiAgent(EchoScene):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from gym_unity.envs import UnityEnv, UnityGymException
+from gym_unity.envs import UnityEnv
 from mlagents.envs.brain import BrainInfo
 from mlagents.envs.exception import UnityActionException
 
@@ -63,16 +63,6 @@ def test_seed_cannot_be_changed_after_start(make_env, example_build, caplog):
     with caplog.at_level(logging.WARNING, logger="gym_unity"):
         assert env.seed(3) is None
     assert "Could not seed environment Academy" in caplog.text
-
-
-def test_close_twice_then_use(make_env, example_build):
-    env = make_env(UnityEnv, example_build("Basic"))
-    process = env.unity_environment.proc1
-    env.close()
-    env.close()
-    assert process.poll() is not None
-    with pytest.raises(UnityGymException, match="closed"):
-        env.reset()
 
 
 def test_context_manager_closes(example_build, free_port):
