@@ -22,7 +22,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from .box_arena import to_mujoco, yaw_quaternions
+from .box_arena import AreaBox, to_mujoco, yaw_quaternions
 from .sdk.rendering import OffscreenRenderer
 from .sdk.scene import CameraResolution, SceneSpec
 
@@ -131,6 +131,21 @@ class ViewModel:
         self._bodies.append(f'<body name="{name}" mocap="true" pos="0 0 -1000">{geoms}</body>')
         self._mocap_names.append(name)
         return len(self._mocap_names) - 1
+
+    def add_arenas(self, origins: np.ndarray, ground: AreaBox, walls: Sequence[AreaBox]) -> None:
+        """The static floor (``floor{a}``, material ``floor``) and walls (``wall{a}_{w}``, material
+        ``wall``) of every area ``a`` at ``origins`` ``(areas, 3)``; ``ground`` and each of ``walls``
+        is a (centre, half extents) pair in the area frame."""
+        for a, origin in enumerate(origins):
+            self.add_box(f"floor{a}", origin + ground[0], ground[1], "floor")
+            for w, (center, half) in enumerate(walls):
+                self.add_box(f"wall{a}_{w}", origin + center, half, "wall")
+
+    def add_agents(self, count: int, nose: tuple[float, float] | None = None) -> np.ndarray:
+        """``count`` cube agents ``agent{i}`` of material ``agent`` (see :func:`agent_boxes`), each
+        with its camera; returns their mocap indices int ``(count,)``."""
+        boxes = agent_boxes(0.5, "agent", nose)
+        return np.array([self.add_mocap(f"agent{i}", boxes, camera=True) for i in range(count)])
 
     def xml(self) -> str:
         sky = _fmt(self.clear_colour)

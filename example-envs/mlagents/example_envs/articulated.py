@@ -100,6 +100,22 @@ def com_velocities(
     return omega, cvel[..., 3:] + cross3(omega, offset)
 
 
+def geom_owners(model: mujoco.MjModel, parts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Which agent's part each geom of ``model`` belongs to; ``parts`` int ``(agents, parts)`` holds
+    the body id of part j of agent i at ``[i, j]``. Returns int ``(ngeom,)`` arrays: the agent, the
+    part, and the flat (agent x part) index that :func:`mark_ground_contacts` scatters into; each
+    -1 for a geom of no agent."""
+    agent = np.full(model.ngeom, -1)
+    part = np.full(model.ngeom, -1)
+    for i, bodies in enumerate(parts):
+        for j, body in enumerate(bodies):
+            geoms = np.flatnonzero(model.geom_bodyid == body)
+            agent[geoms] = i
+            part[geoms] = j
+    flat = np.where(agent >= 0, agent * parts.shape[1] + part, -1)
+    return agent, part, flat
+
+
 def step_contact_pairs(model: mujoco.MjModel, data: mujoco.MjData, substeps: int) -> np.ndarray | None:
     """Step the simulation ``substeps`` times; the geom pairs ``(m, 2)`` of the contacts of every
     substep, or None when there were none."""

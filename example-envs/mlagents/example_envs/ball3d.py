@@ -17,7 +17,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .ball3d_physics import BallPlatformWorld, rotate_local
-from .sdk.academy import DecisionBatch
+from .sdk.messages import DecisionBatch
 from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
 
 NUM_AGENTS = 12

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .sdk.academy import DecisionBatch
+from .sdk.messages import DecisionBatch
 from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
 
 BRAIN = "BasicLearning"

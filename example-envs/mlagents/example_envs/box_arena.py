@@ -154,6 +154,16 @@ def prism_geom(
     return box_geom(name, center, half, **attributes)
 
 
+def resize_prisms(model: mujoco.MjModel, geoms: np.ndarray, half: float) -> None:
+    """Give the collision prisms ``geoms`` (of a scaled block or agent) the horizontal half size
+    ``half`` along Unity x and z, with their broad-phase bounding sphere and box."""
+    model.geom_size[geoms, 0] = half
+    model.geom_size[geoms, 1] = half
+    model.geom_rbound[geoms] = np.sqrt(2 * half * half + model.geom_size[geoms, 2] ** 2)
+    model.geom_aabb[geoms, 3] = half
+    model.geom_aabb[geoms, 4] = half
+
+
 def wall_prisms(walls: Sequence[AreaBox], origin: np.ndarray, area: int) -> list[str]:
     """MJCF of the static collision prisms ``wall{w}_{area}`` of one area: ``walls`` are
     (centre, half extents) pairs in the area frame, ``origin`` ``(3,)`` the area's origin."""

@@ -37,7 +37,7 @@ import numpy as np
 from .articulated import end_all_after_instability
 from .crawler_body import PARTS, SPAWN_HEIGHT, TIMESTEP, CrawlerSite
 from .crawler_world import CrawlerWorld
-from .sdk.academy import DecisionBatch
+from .sdk.messages import DecisionBatch
 from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
 
 OBSERVATION_SIZE = 126

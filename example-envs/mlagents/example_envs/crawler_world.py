@@ -14,6 +14,7 @@ from .articulated import (
     AppliedActions,
     InstabilityWatch,
     com_velocities,
+    geom_owners,
     mark_ground_contacts,
     step_contact_pairs,
 )
@@ -73,14 +74,9 @@ class CrawlerWorld:
         first_hinge = 6
         self._damping = self.model.dof_damping[: 18 * n].reshape(n, 18)[:, first_hinge:]
         self.ground = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, "ground")
-        # geom -> (crawler, part) and geom -> target crawler, -1 elsewhere
-        self._geom_agent = np.full(m.ngeom, -1)
-        self._geom_part = np.full(m.ngeom, -1)
-        for i in range(n):
-            for j, body in enumerate(self.parts[i]):
-                geoms = np.flatnonzero(m.geom_bodyid == body)
-                self._geom_agent[geoms] = i
-                self._geom_part[geoms] = j
+        # geom -> (crawler, part) and its flat index (one scatter marks contacts), -1 elsewhere
+        self._geom_agent, self._geom_part, self._geom_flat = geom_owners(m, self.parts)
+        # geom -> target crawler, -1 elsewhere
         self.targets = np.array(
             [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, f"target_{i}") for i in range(n)]
         )
@@ -88,8 +84,6 @@ class CrawlerWorld:
         if (self.targets >= 0).all():
             for i, body in enumerate(self.targets):
                 self._target_geom[m.geom_bodyid == body] = i
-        # flat (crawler x part) index of each crawler geom, -1 elsewhere: one scatter marks contacts
-        self._geom_flat = np.where(self._geom_agent >= 0, self._geom_agent * PARTS + self._geom_part, -1)
         # targets that cannot collide (CrawlerStatic's floating boxes) need no contact check
         target_geoms = self._target_geom >= 0
         self._targets_collide = bool((m.geom_contype[target_geoms] | m.geom_conaffinity[target_geoms]).any())

@@ -41,11 +41,12 @@ from .box_arena import (
     linear_drag_factor,
     planar_model_xml,
     prism_geom,
+    resize_prisms,
     right_vectors,
     wall_prisms,
     yaw_quaternions,
 )
-from .sdk.academy import DecisionBatch
+from .sdk.messages import DecisionBatch
 from .sdk.ray_perception import CastWorld, RayPerception, sphere_cast_boxes, yaw_rotate
 from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
 
@@ -249,13 +250,7 @@ class FoodWorld:
         """
         if not scale > 0.0:
             raise ValueError(f"FoodCollector reset parameter agent_scale must be positive, got {scale}.")
-        half = 0.5 * scale
-        geoms = self._agent_geoms[agents]
-        self.model.geom_size[geoms, 0] = half
-        self.model.geom_size[geoms, 1] = half
-        self.model.geom_rbound[geoms] = np.sqrt(2 * half * half + self.model.geom_size[geoms, 2] ** 2)
-        self.model.geom_aabb[geoms, 3] = half
-        self.model.geom_aabb[geoms, 4] = half
+        resize_prisms(self.model, self._agent_geoms[agents], 0.5 * scale)
         self.agent_scales[agents] = scale
 
     def step(self) -> tuple[np.ndarray, np.ndarray]:

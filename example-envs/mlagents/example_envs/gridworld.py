@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .sdk.academy import DecisionBatch
+from .sdk.messages import DecisionBatch
 from .sdk.scene import AgentGroup, BrainSpec, CameraResolution, EngineConfiguration, Scene, SceneSpec
 
 BRAIN_NAME = "GridWorldLearning"

@@ -50,7 +50,7 @@ from .box_arena import (
     to_mujoco,
     wall_prisms,
 )
-from .sdk.academy import DecisionBatch
+from .sdk.messages import DecisionBatch
 from .sdk.ray_perception import CastWorld, RayPerception
 from .sdk.scene import EngineConfiguration, Scene, SceneSpec
 

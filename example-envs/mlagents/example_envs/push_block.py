@@ -48,10 +48,11 @@ from .box_arena import (
     planar_model_xml,
     prism_geom,
     rectangles_overlap,
+    resize_prisms,
     wall_prisms,
     yaw_quaternions,
 )
-from .sdk.academy import DecisionBatch
+from .sdk.messages import DecisionBatch
 from .sdk.ray_perception import CastWorld, RayPerception, yaw_rotate
 from .sdk.scene import EngineConfiguration, Scene, SceneSpec
 
@@ -214,12 +215,7 @@ class PushBlockWorld(PlanarWorld):
         if not scale > 0.0:
             raise ValueError(f"PushBlock reset parameter block_scale must be positive, got {scale}.")
         half = 0.5 * scale
-        geoms = self._block_geoms[areas]
-        self.model.geom_size[geoms, 0] = half
-        self.model.geom_size[geoms, 1] = half
-        self.model.geom_rbound[geoms] = np.sqrt(2 * half * half + self.model.geom_size[geoms, 2] ** 2)
-        self.model.geom_aabb[geoms, 3] = half
-        self.model.geom_aabb[geoms, 4] = half
+        resize_prisms(self.model, self._block_geoms[areas], half)
         self.block_halves[areas] = half
 
     def set_block_velocities(self, areas: np.ndarray, velocities: np.ndarray) -> None:

@@ -44,7 +44,7 @@ from .pyramids_physics import (
     stone_layer_boxes,
 )
 from .pyramids_rays import ReachCastWorld, SweepPerception
-from .sdk.academy import DecisionBatch
+from .sdk.messages import DecisionBatch
 from .sdk.scene import EngineConfiguration, Scene, SceneSpec
 
 BRAIN = "PyramidsLearning"

@@ -354,12 +354,7 @@ class BrickPyramid:
     def _park(self) -> None:
         """Bricks and gold far below, at rest, in a row (the model is not stepped meanwhile)."""
         self._free_qpos[:, :3] = np.stack([np.arange(26) * 3.0, np.zeros(26), np.full(26, -50.0)], axis=1)
-        self._free_qpos[:, 3:] = [1.0, 0.0, 0.0, 0.0]
-        self._free_qvel[:] = 0.0
-        self.active = False
-        self.touching_gold = False
-        self.asleep = False
-        self.resting_steps = 0
+        self._start_still(active=False)
 
     def deactivate(self) -> None:
         """Destroy the pyramid (episode reset)."""
@@ -374,9 +369,13 @@ class BrickPyramid:
         """Instantiate the pyramid with its root at the area-frame point ``root`` ``(3,)``."""
         self._free_qpos[:25, :3] = to_mujoco(root + BRICK_OFFSETS)
         self._free_qpos[25, :3] = to_mujoco(root + GOLD_OFFSET)
+        self._start_still(active=True)
+
+    def _start_still(self, active: bool) -> None:
+        """Every brick and the gold unrotated and at rest, nothing touched or asleep yet."""
         self._free_qpos[:, 3:] = [1.0, 0.0, 0.0, 0.0]
         self._free_qvel[:] = 0.0
-        self.active = True
+        self.active = active
         self.touching_gold = False
         self.asleep = False
         self.resting_steps = 0

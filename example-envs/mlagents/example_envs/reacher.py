@@ -45,7 +45,7 @@ import mujoco
 import numpy as np
 
 from .ball3d_physics import quaternion_multiply
-from .sdk.academy import DecisionBatch
+from .sdk.messages import DecisionBatch
 from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
 
 BRAIN = "ReacherLearning"

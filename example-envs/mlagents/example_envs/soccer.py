@@ -45,7 +45,7 @@ from .box_arena import (
     prism_geom,
     right_vectors,
 )
-from .sdk.academy import DecisionBatch
+from .sdk.messages import DecisionBatch
 from .sdk.ray_perception import CastWorld, RayPerception
 from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
 

@@ -72,14 +72,9 @@ class VisualFoodCollector(FoodCollector):
         view.add_material("good_food", GOOD_FOOD, emission=0.5)
         view.add_material("bad_food", BAD_FOOD, emission=0.3)
         view.add_material("laser", LASER_MAGENTA, emission=0.8)
-        for a, origin in enumerate(self.origins):
-            view.add_box(f"floor{a}", origin + GROUND[0], GROUND[1], "floor")
-            for k, (center, half) in enumerate(WALLS):
-                view.add_box(f"wall{a}_{k}", origin + center, half, "wall")
+        view.add_arenas(self.origins, GROUND, WALLS)
         zero = (0.0, 0.0, 0.0)
-        self._agent_mocap = np.array(
-            [view.add_mocap(f"agent{i}", [(zero, (0.5, 0.5, 0.5), "agent")], camera=True) for i in range(n)]
-        )
+        self._agent_mocap = view.add_agents(n)
         self._food_mocap = np.array(
             [
                 view.add_mocap(f"food{j}", [(zero, FOOD_HALF, "good_food" if good else "bad_food")])

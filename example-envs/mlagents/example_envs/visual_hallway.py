@@ -26,7 +26,6 @@ from .agent_view import (
     WALL_GREY,
     WHITE,
     ViewModel,
-    agent_boxes,
     with_agent_camera,
 )
 from .hallway import BLOCK_HALF, GOAL_HALF, GROUND, NOSE_CENTER, NOSE_HALF, WALLS, Hallway
@@ -64,18 +63,8 @@ class VisualHallway(Hallway):
         view.add_material("red_block", RED, emission=0.6)
         view.add_material("orange_goal", ORANGE, checker=True)
         view.add_material("red_goal", RED, checker=True)
-        for i, origin in enumerate(self.origins):
-            view.add_box(f"floor{i}", origin + GROUND[0], GROUND[1], "floor")
-            for w, (center, half) in enumerate(WALLS):
-                view.add_box(f"wall{i}_{w}", origin + center, half, "wall")
-        self._agent_mocap = np.array(
-            [
-                view.add_mocap(
-                    f"agent{i}", agent_boxes(0.5, "agent", (NOSE_CENTER[2], NOSE_HALF[0])), camera=True
-                )
-                for i in range(n)
-            ]
-        )
+        view.add_arenas(self.origins, GROUND, WALLS)
+        self._agent_mocap = view.add_agents(n, nose=(NOSE_CENTER[2], NOSE_HALF[0]))
         zero = (0.0, 0.0, 0.0)
         self._orange_goal_mocap = np.array(
             [view.add_mocap(f"orange_goal{i}", [(zero, GOAL_HALF, "orange_goal")]) for i in range(n)]

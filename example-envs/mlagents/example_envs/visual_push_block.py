@@ -24,7 +24,6 @@ from .agent_view import (
     WALL_GREY,
     WHITE,
     ViewModel,
-    agent_boxes,
     with_agent_camera,
 )
 from .push_block import BLOCK_HALF_HEIGHT, GOAL, GROUND, NOSE_CENTER, NOSE_HALF, WALLS, PushBlock
@@ -56,19 +55,9 @@ class VisualPushBlock(PushBlock):
         view.add_material("agent", AGENT_BLUE, emission=0.6)
         view.add_material("block", ORANGE, emission=0.6)
         view.add_material("goal", (0.75, 0.75, 0.75), emission=0.3, checker=True)
-        for i, origin in enumerate(self.origins):
-            view.add_box(f"floor{i}", origin + GROUND[0], GROUND[1], "floor")
-            for w, (center, half) in enumerate(WALLS):
-                view.add_box(f"wall{i}_{w}", origin + center, half, "wall")
+        view.add_arenas(self.origins, GROUND, WALLS)
         zero = (0.0, 0.0, 0.0)
-        self._agent_mocap = np.array(
-            [
-                view.add_mocap(
-                    f"agent{i}", agent_boxes(0.5, "agent", (NOSE_CENTER[2], NOSE_HALF[0])), camera=True
-                )
-                for i in range(n)
-            ]
-        )
+        self._agent_mocap = view.add_agents(n, nose=(NOSE_CENTER[2], NOSE_HALF[0]))
         # the goal body sits at the goal's centre; its box keeps the strip's height about it
         self._goal_mocap = np.array([view.add_mocap(f"goal{i}", [(zero, GOAL[1], "goal")]) for i in range(n)])
         self._block_mocap = np.array(

@@ -22,7 +22,6 @@ from .agent_view import (
     SUCCESS_GREEN,
     WALL_GREY,
     ViewModel,
-    agent_boxes,
     with_agent_camera,
 )
 from .box_arena import to_mujoco
@@ -62,19 +61,14 @@ class VisualPyramids(Pyramids):
         view.add_material("gold", GOLD_COLOUR, emission=0.6)
         view.add_material("button_off", FAILURE_RED, emission=0.6)
         view.add_material("button_on", SUCCESS_GREEN, emission=0.6)
-        for i, origin in enumerate(self.origins):
-            view.add_box(f"floor{i}", origin + GROUND[0], GROUND[1], "floor")
-            for w, (center, half) in enumerate(WALLS):
-                view.add_box(f"wall{i}_{w}", origin + center, half, "wall")
+        view.add_arenas(self.origins, GROUND, WALLS)
         _, layer_half = stone_layer_boxes(np.zeros((1, 3)))
         layer_centers, _ = stone_layer_boxes(np.zeros((1, 3)))
         stone = [
             (layer_centers[0, k] * [1.0, 1.0, 1.0], layer_half[k], "wall") for k in range(len(STONE_LAYERS))
         ]
         zero = (0.0, 0.0, 0.0)
-        self._agent_mocap = np.array(
-            [view.add_mocap(f"agent{i}", agent_boxes(0.5, "agent"), camera=True) for i in range(n)]
-        )
+        self._agent_mocap = view.add_agents(n)
         self._stone_mocap = np.array(
             [[view.add_mocap(f"stone{i}_{s}", stone) for s in range(6)] for i in range(n)]
         )

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .articulated import end_all_after_instability
-from .sdk.academy import DecisionBatch
+from .sdk.messages import DecisionBatch
 from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
 from .walker_body import FEET_CLEARANCE, PART_INDEX, PARTS
 from .walker_world import WalkerWorld

@@ -14,6 +14,7 @@ from .articulated import (
     AppliedActions,
     InstabilityWatch,
     com_velocities,
+    geom_owners,
     mark_ground_contacts,
     step_contact_pairs,
 )
@@ -82,13 +83,8 @@ class WalkerWorld:
         self._damping = m.dof_damping.reshape(n, nv)[:, 6:]
         self._damping[:] = INITIAL_DAMPER
         self.ground = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, "ground")
-        self._geom_agent = np.full(m.ngeom, -1)
-        self._geom_part = np.full(m.ngeom, -1)
-        for i in range(n):
-            for j, body in enumerate(self.parts[i]):
-                geoms = np.flatnonzero(m.geom_bodyid == body)
-                self._geom_agent[geoms] = i
-                self._geom_part[geoms] = j
+        # flat (walker x part) index of each walker geom, -1 elsewhere: one scatter marks contacts
+        self._geom_flat = geom_owners(m, self.parts)[2]
         self.qpos0 = self.data.qpos.copy()
         self._mass0 = m.body_mass.copy()
         self._inertia0 = m.body_inertia.copy()
@@ -96,8 +92,6 @@ class WalkerWorld:
         self.strengths = np.zeros((n, NUM_PARTS), dtype=np.float32)
         self.touching_ground = np.zeros((n, NUM_PARTS), dtype=bool)
         self._tree_roots = m.body_rootid[self.parts]
-        # flat (walker x part) index of each walker geom, -1 elsewhere: one scatter marks contacts
-        self._geom_flat = np.where(self._geom_agent >= 0, self._geom_agent * NUM_PARTS + self._geom_part, -1)
         self._applied = AppliedActions(n, len(TARGET_ACTIONS) + len(STRENGTH_ACTIONS))
         self._instability = InstabilityWatch(self.data, self._applied)
         #: whether MuJoCo reset the simulation as unstable during the last step (every body back at

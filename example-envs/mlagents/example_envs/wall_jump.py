@@ -23,7 +23,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .sdk.academy import DecisionBatch
+from .sdk.messages import DecisionBatch
 from .sdk.ray_perception import CastWorld, RayPerception
 from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
 from .wall_jump_physics import (

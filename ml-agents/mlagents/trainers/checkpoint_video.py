@@ -30,7 +30,6 @@ LOGGER = logging.getLogger("mlagents.trainers")
 
 #: Frames of each video written to TensorBoard (evenly spaced).
 TENSORBOARD_FRAMES = 8
-_BUILD_EXTENSIONS = (".x86_64", ".x86", ".exe", ".app")
 
 
 class VideoSetupError(TrainerError):
@@ -46,18 +45,17 @@ def example_name(env_path: str | None) -> str:
         raise VideoSetupError(
             "--video-freq needs --env with an example environment (example-envs/builds/<Name>.x86_64)."
         )
-    name = os.path.basename(env_path.rstrip("/"))
-    for extension in _BUILD_EXTENSIONS:
-        name = name.removesuffix(extension)
     try:
-        from mlagents.example_envs.registry import SCENES
+        import mlagents.example_envs as examples
     except ImportError:
         raise VideoSetupError(
             "--video-freq needs the example environments: pip install mlagents_example_envs[video]."
         ) from None
-    if name not in SCENES:
+    name = examples.example_name(env_path)
+    if name is None:
         raise VideoSetupError(
-            f"--video-freq records the example environments only ({', '.join(sorted(SCENES))}); {env_path} is not one."
+            f"--video-freq records the example environments only ({', '.join(examples.example_names())}); "
+            f"{env_path} is not one."
         )
     return name
 

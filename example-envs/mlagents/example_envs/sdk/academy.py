@@ -17,80 +17,33 @@ order). Vectors are float32 like Unity's floats.
 
 from __future__ import annotations
 
-import enum
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from .brains import BrainController, BrainSettings, controllers_for
-from .scene import BrainSpec, EngineConfiguration, Scene, SceneSpec
+from .brains import BrainSettings, controllers_for
+from .controller import BrainController
+from .demo_recorder import DemonstrationRecorder
+from .messages import AcademyInput, AcademyOutput, Command, DecisionBatch
+from .scene import Scene
+from .specs import BrainSpec, EngineConfiguration, SceneSpec
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .demo_recorder import DemonstrationRecorder
+# The messages are defined in ``messages.py``; the engine that consumes and produces them
+# exports them as well (scripts and the trainers' tests import DecisionBatch from here).
+__all__ = [
+    "FIXED_DELTA_TIME",
+    "Academy",
+    "AcademyInput",
+    "AcademyOutput",
+    "Command",
+    "DecisionBatch",
+    "agent_ids",
+    "agent_indices",
+]
 
 #: Unity's fixed timestep of every example project (seconds per academy / physics step).
 FIXED_DELTA_TIME = 0.02
-
-
-class Command(enum.IntEnum):
-    """``CommandProto`` of the wire protocol."""
-
-    STEP = 0
-    RESET = 1
-    QUIT = 2
-
-
-class AcademyInput(NamedTuple):
-    """One message from Python (the payload of ``UnityRLInput``).
-
-    ``actions``: brain -> float32 ``(k, action_length)``, row i for the i-th agent of that
-    brain in the previous output (brains without an entry keep their stored actions).
-    ``memories``: brain -> float32 ``(k, m)``; ``text_actions``: brain -> k strings.
-    ``reset_parameters`` is only read with ``Command.RESET`` (only the keys sent change).
-    """
-
-    command: Command = Command.STEP
-    is_training: bool = False
-    reset_parameters: Mapping[str, float] | None = None
-    actions: Mapping[str, np.ndarray] | None = None
-    memories: Mapping[str, np.ndarray] | None = None
-    text_actions: Mapping[str, Sequence[str]] | None = None
-
-
-class DecisionBatch(NamedTuple):
-    """What one brain reports in one exchange: the ``k`` agents that requested a decision.
-
-    agents: int64 ``(k,)`` stable agent ids (Unity instance ids).
-    vector_observations: float32 ``(k, vector_observation_size * num_stacked)``, oldest frame first.
-    visual_observations: one uint8 ``(k, H, W, 3)`` array per camera, row 0 = top of the image.
-    rewards: float32 ``(k,)`` accumulated since each agent's previous report.
-    local_done, max_reached: bool ``(k,)``.
-    action_masks: bool ``(k, mask_length)``, True = forbidden; None when no agent set a mask.
-    previous_vector_actions: float32 ``(k, action_length)``: the action each agent last stored.
-    memories: float32 ``(k, m)`` echo of the memories Python sent, or None when there are none.
-    text_observations / previous_text_actions: k strings each, or None when all are empty.
-    """
-
-    agents: np.ndarray
-    vector_observations: np.ndarray
-    visual_observations: list[np.ndarray]
-    rewards: np.ndarray
-    local_done: np.ndarray
-    max_reached: np.ndarray
-    action_masks: np.ndarray | None
-    previous_vector_actions: np.ndarray
-    memories: np.ndarray | None = None
-    text_observations: list[str] | None = None
-    previous_text_actions: list[str] | None = None
-
-
-class AcademyOutput(NamedTuple):
-    """One message to Python (``UnityRLOutput``): every brain appears, maybe with k = 0."""
-
-    global_done: bool
-    batches: dict[str, DecisionBatch]
 
 
 # count_nonzero is a direct C call: several times cheaper than ndarray.any() on small arrays.
@@ -268,8 +221,6 @@ class Academy:
         self._visible = [settings.is_visible(name) for name in self._brain_names]
         self._recorders: list[DemonstrationRecorder | None] = [None] * len(self._brains)
         if settings.record:
-            from .demo_recorder import DemonstrationRecorder
-
             for name, demo_name in settings.record.items():
                 self._recorders[self._brain_index[name]] = DemonstrationRecorder(
                     self.brains[name], demo_name, settings.demo_folder, settings.demo_steps

@@ -1,16 +1,17 @@
-"""Brain types: who decides for a brain's agents, and whether Python sees them.
+"""The brain settings of a build: who decides for a brain's agents, and whether Python sees them.
 
 In Unity a brain asset is a Learning, Heuristic or Player brain, and the Academy's Broadcast Hub
 lists the brains Python sees ("Control" ticked = Python decides). A build here is started by a
-script, so the same choices are made on the build's command line (see ``cli.py``) and arrive as a
+script, so the same choices are made on the build's command line (``arguments.py``) and arrive as a
 :class:`BrainSettings`:
 
 * kind ``"external"`` (the default of every brain): Python decides (a Learning brain with
   Control); the brain is always sent to Python, with ``is_training`` true.
 * any other kind: a :class:`BrainController` in the build decides, created by the factory
-  registered for the kind with :func:`register_brain_type`. Built in: ``"heuristic"`` (the
-  scene's scripted decision, :meth:`~.scene.Scene.heuristic`), ``"player"`` (keys read from
-  the terminal, ``player.py``) and ``"inference"`` (an exported ``.nn`` model, ``inference/``). Such a brain is sent to Python only when it is *broadcast*: then
+  registered for the kind (``brain_registry.py``, :func:`register_brain_type`). Built in:
+  ``"heuristic"`` (the scene's scripted decision, :meth:`~.scene.Scene.heuristic`),
+  ``"player"`` (keys read from the terminal, ``player.py``) and ``"inference"`` (an exported
+  ``.nn`` model, ``inference/``). Such a brain is sent to Python only when it is *broadcast*: then
   Python receives its agents' observations, rewards and the actions they took
   (``previous_vector_actions``), with ``is_training`` false, and never sends actions for it.
 * ``record``: brain -> demonstration name; its agents' decisions are written to
@@ -29,120 +30,27 @@ A build in which Python sees no brain at all runs on its own, without connecting
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-import numpy as np
+from .brain_registry import EXTERNAL, brain_types, check_brain_type, create_controller, register_brain_type
+from .controller import BrainController, BrainFactory, BrainSetupError
+from .heuristic import HEURISTIC
+from .scene import Scene
+from .specs import BrainSpec, SceneSpec
 
-from .scene import BrainSpec, Scene, SceneSpec
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .academy import DecisionBatch
-
+# Adding a brain type (register_brain_type, BrainController, BrainFactory, BrainSetupError) is
+# documented from here, beside the settings that name the types.
 __all__ = [
     "EXTERNAL",
     "BrainController",
     "BrainFactory",
     "BrainSettings",
     "BrainSetupError",
-    "HeuristicController",
     "brain_types",
-    "create_controller",
+    "controllers_for",
     "register_brain_type",
 ]
-
-#: The kind of a brain Python decides for.
-EXTERNAL = "external"
-
-
-class BrainSetupError(ValueError):
-    """A brain type, broadcast or recording option cannot be used (one-line message)."""
-
-
-@runtime_checkable
-class BrainController(Protocol):
-    """Decides for the agents of a brain that acts in the build.
-
-    ``decide`` gets the batch the brain's agents reported (the agents that requested a decision
-    in this academy step; the same data Python would receive) and returns float32 actions of
-    shape ``(k, brain.action_length)``: discrete branches as floats holding integers. It may
-    instead return ``(actions, memories)`` with float32 memories ``(k, m)``, which the agents
-    report back at their next decision (as a recurrent model's memories).
-    """
-
-    def decide(self, batch: DecisionBatch) -> np.ndarray | tuple[np.ndarray, np.ndarray]: ...
-
-
-#: ``factory(scene, brain, argument)``: the controller of ``brain`` in ``scene`` (``argument`` is
-#: the text after ``KIND:`` on the command line, or None).
-BrainFactory = Callable[[Scene, BrainSpec, "str | None"], BrainController]
-#: ``check(scene_class, brain, argument)``: raise BrainSetupError before the build starts if the
-#: kind cannot be used that way (e.g. no terminal for a player brain, a missing model file).
-BrainCheck = Callable[[type[Scene], BrainSpec, "str | None"], None]
-
-
-@dataclass(frozen=True)
-class _BrainType:
-    factory: BrainFactory
-    check: BrainCheck | None
-
-
-_TYPES: dict[str, _BrainType] = {}
-
-
-def register_brain_type(kind: str, factory: BrainFactory, check: BrainCheck | None = None) -> None:
-    """Make ``kind`` usable as ``--brain-type BRAIN=KIND[:ARGUMENT]``.
-
-    :param factory: builds the controller once the scene exists (when the build starts).
-    :param check: optional early test, run when the command line is read.
-    :raises ValueError: ``kind`` is ``"external"``, empty, contains ``=`` or ``:``, or is
-        already registered with another factory.
-    """
-    if not kind or kind == EXTERNAL or "=" in kind or ":" in kind:
-        raise ValueError(f"A brain type needs a name other than 'external' without '=' or ':', not {kind!r}.")
-    known = _TYPES.get(kind)
-    if known is not None and known.factory is not factory:
-        raise ValueError(f"The brain type '{kind}' is already registered.")
-    _TYPES[kind] = _BrainType(factory, check)
-
-
-def brain_types() -> list[str]:
-    """Every usable kind: ``external`` and the registered ones, sorted."""
-    _register_builtins()
-    return sorted([EXTERNAL, *_TYPES])
-
-
-def _lookup(kind: str) -> _BrainType:
-    _register_builtins()
-    try:
-        return _TYPES[kind]
-    except KeyError:
-        raise BrainSetupError(
-            f"Unknown brain type '{kind}'; known types: {', '.join(brain_types())}."
-        ) from None
-
-
-def check_brain_type(scene: type[Scene], brain: BrainSpec, kind: str, argument: str | None) -> None:
-    """Run the early check of ``kind`` for ``brain``.
-
-    :raises BrainSetupError: unknown kind, or the kind's check refuses.
-    """
-    if kind == EXTERNAL:
-        if argument is not None:
-            raise BrainSetupError(f"Brain '{brain.name}': the 'external' brain type takes no argument.")
-        return
-    brain_type = _lookup(kind)
-    if brain_type.check is not None:
-        brain_type.check(scene, brain, argument)
-
-
-def create_controller(scene: Scene, brain: BrainSpec, kind: str, argument: str | None) -> BrainController:
-    """The controller of a non-external brain.
-
-    :raises BrainSetupError: unknown kind (or the factory refuses).
-    """
-    return _lookup(kind).factory(scene, brain, argument)
 
 
 @dataclass
@@ -168,7 +76,7 @@ class BrainSettings:
     run_steps: int = 0
 
     def kind(self, brain: str) -> tuple[str, str | None]:
-        default = ("heuristic", None) if brain in self.teachers else (EXTERNAL, None)
+        default = (HEURISTIC, None) if brain in self.teachers else (EXTERNAL, None)
         return self.kinds.get(brain, default)
 
     def is_external(self, brain: str) -> bool:
@@ -243,108 +151,11 @@ class BrainSettings:
         ]
         return dataclasses.replace(spec, brains=brains)
 
-    def runs_alone(self, spec: SceneSpec) -> bool:
-        """True when Python sees none of the scene's brains."""
-        return not any(self.is_visible(brain.name) for brain in spec.brains)
-
-
-class HeuristicController:
-    """The ``heuristic`` kind: the scene's own scripted decision (:meth:`Scene.heuristic`)."""
-
-    def __init__(self, scene: Scene, brain: BrainSpec) -> None:
-        self.scene = scene
-        self.brain = brain
-
-    def decide(self, batch: DecisionBatch) -> np.ndarray:
-        agents = self.scene.academy.indices_of(batch.agents)
-        return self.scene.heuristic(self.brain.name, agents, batch)
-
-
-def _heuristic_factory(scene: Scene, brain: BrainSpec, argument: str | None) -> BrainController:
-    return HeuristicController(scene, brain)
-
-
-def _heuristic_check(scene: type[Scene], brain: BrainSpec, argument: str | None) -> None:
-    if argument is not None:
-        raise BrainSetupError(f"Brain '{brain.name}': the 'heuristic' brain type takes no argument.")
-    if not scene.has_heuristic(brain.name):
-        raise BrainSetupError(f"{scene.__name__} has no heuristic for brain '{brain.name}'.")
-
-
-_BUILTINS_DONE = False
-
-
-def _register_builtins() -> None:
-    """Register ``heuristic``, ``player`` (lazily: it imports terminal modules) and ``inference``
-    (an exported ``.nn`` model, ``inference/brain.py``)."""
-    global _BUILTINS_DONE
-    if _BUILTINS_DONE:
-        return
-    _BUILTINS_DONE = True
-    from .inference.brain import INFERENCE, inference_check, inference_factory
-    from .player import player_check, player_factory
-
-    _TYPES.setdefault("heuristic", _BrainType(_heuristic_factory, _heuristic_check))
-    _TYPES.setdefault("player", _BrainType(player_factory, player_check))
-    _TYPES.setdefault(INFERENCE, _BrainType(inference_factory, inference_check))
-
-
-def parse_brain_type(text: str) -> tuple[str, str, str | None]:
-    """``BRAIN=KIND[:ARGUMENT]`` as (brain, kind, argument).
-
-    :raises BrainSetupError: no ``=``, or an empty brain or kind.
-    """
-    brain, equals, rest = text.partition("=")
-    kind, colon, argument = rest.partition(":")
-    if not equals or not brain or not kind:
-        raise BrainSetupError(
-            f"--brain-type takes BRAIN=KIND[:ARGUMENT] (e.g. 3DBallLearning=heuristic), not {text!r}."
-        )
-    return brain, kind, argument if colon else None
-
-
-def parse_assignment(option: str, text: str, example: str) -> tuple[str, str]:
-    """``BRAIN=VALUE`` as (brain, value).
-
-    :raises BrainSetupError: no ``=`` or an empty side.
-    """
-    brain, equals, value = text.partition("=")
-    if not equals or not brain or not value:
-        raise BrainSetupError(f"{option} takes BRAIN=VALUE (e.g. {example}), not {text!r}.")
-    return brain, value
-
-
-def settings_from_options(
-    brain_types_: list[str],
-    broadcast: list[str],
-    record: list[str],
-    demo_folder: str = "Demonstrations",
-    demo_steps: int = 0,
-    run_steps: int = 0,
-    teachers: list[str] | None = None,
-) -> BrainSettings:
-    """A :class:`BrainSettings` from the command-line values (not yet checked against a scene).
-
-    :raises BrainSetupError: a malformed or repeated value.
-    """
-    settings = BrainSettings(demo_folder=demo_folder, demo_steps=demo_steps, run_steps=run_steps)
-    for text in brain_types_:
-        brain, kind, argument = parse_brain_type(text)
-        if brain in settings.kinds and settings.kinds[brain] != (kind, argument):
-            raise BrainSetupError(f"--brain-type gives brain '{brain}' two types.")
-        settings.kinds[brain] = (kind, argument)
-    settings.broadcast.update(broadcast)
-    for text in record:
-        brain, name = parse_assignment("--record-demo", text, "3DBallLearning=Expert3DBall")
-        if brain in settings.record and settings.record[brain] != name:
-            raise BrainSetupError(f"--record-demo gives brain '{brain}' two demonstration names.")
-        settings.record[brain] = name
-    for text in teachers or []:
-        teacher, copied = parse_assignment("--teacher", text, "BasicTeacher=BasicLearning")
-        if settings.teachers.get(teacher, copied) != copied:
-            raise BrainSetupError(f"--teacher gives the teacher '{teacher}' two brains to copy.")
-        settings.teachers[teacher] = copied
-    return settings
+    def initialization_spec(self, spec: SceneSpec) -> SceneSpec:
+        """What the build sends Python at initialization for a scene that declares ``spec``:
+        the scene as the build runs it (:meth:`scene_spec`), its visible brains only
+        (:meth:`visible_spec`). No brain at all means that the build runs on its own."""
+        return self.visible_spec(self.scene_spec(spec))
 
 
 def controllers_for(

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from .scene import Scene
 
-__all__ = ["find_scene", "register_scene", "registered_scenes"]
+__all__ = ["find_scene", "import_scene", "register_scene", "registered_scenes", "resolve_scene"]
 
 _SCENES: dict[str, str | type[Scene]] = {}
 
@@ -64,3 +64,17 @@ def import_scene(path: str) -> type[Scene]:
     if not (isinstance(found, type) and issubclass(found, Scene)):
         raise ValueError(f"'{path}' is not a Scene subclass (mlagents.example_envs.sdk.scene.Scene).")
     return found
+
+
+def resolve_scene(scene: str | type[Scene]) -> type[Scene]:
+    """The Scene class a build or a LocalEnvironment runs: for a registered name ("3DBall"), a
+    "package.module:Class" path (your own environment) or a Scene subclass (returned as it is).
+
+    :raises KeyError: for an unknown name (the message lists the registered ones).
+    :raises ValueError: when a "module:Class" path cannot be imported or is not a Scene.
+    """
+    if not isinstance(scene, str):
+        return scene
+    if ":" not in scene:
+        return find_scene(scene)
+    return import_scene(scene)

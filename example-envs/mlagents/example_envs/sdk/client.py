@@ -20,11 +20,14 @@ from mlagents.envs.communicator_objects import Header, UnityMessage, UnityToExte
 
 from .academy import Academy
 from .brains import BrainSettings
-from .scene import Scene, SceneSpec
+from .scene import Scene
+from .specs import SceneSpec
 from .wire import API_VERSION, STATUS_OK, initialization_message, input_from_message, output_message
 
 logger = logging.getLogger("mlagents.example_envs")
 
+#: The port a build connects to when its command line gives none (Unity's).
+DEFAULT_PORT = 5005
 #: How long a build keeps trying to reach Python before giving up (seconds).
 CONNECT_TIMEOUT = 60.0
 
@@ -40,9 +43,9 @@ _CHANNEL_OPTIONS = [
 
 @dataclass
 class ClientOptions:
-    """Command-line options of a build (see ``cli.py``)."""
+    """Command-line options of a build (read by ``arguments.py``)."""
 
-    port: int = 5005
+    port: int = DEFAULT_PORT
     host: str = "127.0.0.1"
     api_version: str = API_VERSION
     frame_time_ms: float = 0.0
@@ -87,8 +90,8 @@ def run_client(scene: type[Scene], options: ClientOptions) -> int:
         logger.info("Simulated build that never connects.")
         _sleep_forever()
     name = scene.__name__
-    spec = scene.spec()
-    if options.brains.runs_alone(options.brains.scene_spec(spec)):
+    visible = options.brains.initialization_spec(scene.spec())
+    if not visible.brains:
         return run_alone(scene, options)
     target = f"{options.host}:{options.port}"
     with grpc.insecure_channel(target, options=_CHANNEL_OPTIONS) as channel:
@@ -110,7 +113,7 @@ def run_client(scene: type[Scene], options: ClientOptions) -> int:
             return 1
         stub = UnityToExternalStub(channel)
         try:
-            return _exchange_loop(scene, spec, stub, options)
+            return _exchange_loop(scene, visible, stub, options)
         except grpc.RpcError as error:
             logger.info("%s: the connection to Python ended (%s); quitting.", name, error.code().name)
             return 0
@@ -135,10 +138,10 @@ def run_alone(scene: type[Scene], options: ClientOptions) -> int:
 
 
 def _exchange_loop(
-    scene: type[Scene], spec: SceneSpec, stub: UnityToExternalStub, options: ClientOptions
+    scene: type[Scene], visible: SceneSpec, stub: UnityToExternalStub, options: ClientOptions
 ) -> int:
+    """Initialization with the scene as Python sees it (``visible``), then every exchange."""
     name = scene.__name__
-    visible = options.brains.visible_spec(options.brains.scene_spec(spec))
     reply = stub.Exchange(initialization_message(visible, options.api_version))
     if reply.header.status != STATUS_OK:
         logger.info("%s: Python refused the initialization (status %d); quitting.", name, reply.header.status)

@@ -44,9 +44,9 @@ import numpy as np
 
 from mlagents.envs.communicator_objects import DemonstrationMetaProto
 
-from .academy import DecisionBatch
-from .scene import BrainSpec
-from .wire import agent_info_protos, brain_parameters_proto
+from .messages import DecisionBatch
+from .specs import BrainSpec
+from .wire import agent_info_protos, brain_parameters_proto, varint
 
 logger = logging.getLogger("mlagents.example_envs")
 
@@ -59,19 +59,6 @@ MAX_NAME_LENGTH = 16
 DEMO_EXTENSION = ".demo"
 
 _NOT_ALLOWED = re.compile(r"[^a-zA-Z0-9 \-]")
-
-
-def varint(value: int) -> bytes:
-    """``value`` (>= 0) as a base-128 varint (the framing of protobuf's ``WriteDelimitedTo``)."""
-    out = bytearray()
-    while True:
-        low = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(low | 0x80)
-        else:
-            out.append(low)
-            return bytes(out)
 
 
 def sanitize_demonstration_name(name: str) -> str:

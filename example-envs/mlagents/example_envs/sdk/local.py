@@ -2,7 +2,7 @@
 
 :class:`LocalEnvironment` drives the same :class:`~.academy.Academy` as a build does over gRPC,
 so both paths share every step rule; it only skips the protobuf/PNG conversion and returns the
-:class:`~.academy.DecisionBatch` objects that would have been sent. Used by scene tests,
+:class:`~.messages.DecisionBatch` objects that would have been sent. Used by scene tests,
 scripted controllers and ``benchmarks/env_speed.py``.
 
 Example::
@@ -20,10 +20,12 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .academy import Academy, AcademyInput, AcademyOutput, Command, DecisionBatch
+from .academy import Academy
 from .brains import BrainSettings
-from .loading import resolve_scene
-from .scene import BrainSpec, Scene
+from .catalogue import resolve_scene
+from .messages import AcademyInput, AcademyOutput, Command, DecisionBatch
+from .scene import Scene
+from .specs import BrainSpec
 
 __all__ = ["LocalEnvironment", "DecisionBatch"]
 

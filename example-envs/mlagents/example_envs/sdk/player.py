@@ -29,16 +29,16 @@ import termios
 import time
 import tty
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .brains import BrainController, BrainSetupError
-from .scene import BrainSpec, Scene
+from .controller import BrainController, BrainSetupError
+from .messages import DecisionBatch
+from .scene import Scene
+from .specs import BrainSpec
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .academy import DecisionBatch
-
+#: The brain type's name.
+PLAYER = "player"
 #: Seconds a key counts as held after the terminal sent it (realtime mode).
 HOLD_SECONDS = 0.12
 MODES = ("realtime", "turns")

@@ -360,6 +360,25 @@ def sphere_cast_spheres(o: np.ndarray, d: np.ndarray, radii: np.ndarray, radius:
 
 
 # --------------------------------------------------------------------- the sensor
+def _nearer_hits(
+    t: np.ndarray,
+    valid: np.ndarray,
+    idx: np.ndarray,
+    tags: np.ndarray,
+    best_t: np.ndarray,
+    best_tag: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per ray, the nearer of the best hit so far (``best_t``, ``best_tag`` ``(k, R)``) and the
+    nearest hit among one kind of collider: ``t`` float64 ``(k, R, C)`` the distances to the
+    candidate colliders ``idx`` ``(k, C)`` (those not ``valid`` ignored), ``tags`` the tag id of
+    every collider of that kind."""
+    t = np.where(valid[:, None, :], t, np.inf)
+    j = np.argmin(t, axis=-1)  # (k, R)
+    tj = np.take_along_axis(t, j[..., None], axis=-1)[..., 0]
+    better = tj < best_t
+    return np.where(better, tj, best_t), np.where(better, tags[np.take_along_axis(idx, j, axis=1)], best_tag)
+
+
 class RayPerception:
     """RayPerception3D.Perceive for many agents at once.
 
@@ -442,12 +461,7 @@ class RayPerception:
             o_local = yaw_rotate(rel, -yaw)[:, None]  # (k, 1, C, 3)
             d_local = yaw_rotate(dirs[:, :, None, :], -yaw[:, None, :])  # (k, R, C, 3)
             t = sphere_cast_boxes(o_local, d_local, boxes.shape[idx][:, None], CAST_RADIUS, self.ray_distance)
-            t = np.where(valid[:, None, :], t, np.inf)
-            j = np.argmin(t, axis=-1)  # (k, R)
-            tj = np.take_along_axis(t, j[..., None], axis=-1)[..., 0]
-            better = tj < best_t
-            best_t = np.where(better, tj, best_t)
-            best_tag = np.where(better, boxes.tags[np.take_along_axis(idx, j, axis=1)], best_tag)
+            best_t, best_tag = _nearer_hits(t, valid, idx, boxes.tags, best_t, best_tag)
 
         spheres = world._spheres
         if len(spheres) and k:
@@ -456,12 +470,7 @@ class RayPerception:
             t = sphere_cast_spheres(
                 rel[:, None], dirs[:, :, None, :], spheres.shape[idx][:, None], CAST_RADIUS
             )
-            t = np.where(valid[:, None, :], t, np.inf)
-            j = np.argmin(t, axis=-1)
-            tj = np.take_along_axis(t, j[..., None], axis=-1)[..., 0]
-            better = tj < best_t
-            best_t = np.where(better, tj, best_t)
-            best_tag = np.where(better, spheres.tags[np.take_along_axis(idx, j, axis=1)], best_tag)
+            best_t, best_tag = _nearer_hits(t, valid, idx, spheres.tags, best_t, best_tag)
 
         hit = best_t <= self.ray_distance
         return np.where(hit, best_t, np.inf), np.where(hit, best_tag, -1)

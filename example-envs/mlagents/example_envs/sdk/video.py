@@ -3,28 +3,26 @@ scene's heuristic, or at random), every few physics steps drawn (:mod:`.frames`)
 MP4 or GIF with imageio.
 
 ``python -m mlagents.example_envs <Name> --record-video out.mp4 [--model BRAIN=PATH] [--episodes N]``
-(see :func:`video_main` for every option). ``imageio`` (and ``imageio-ffmpeg`` for MP4) are the
+(the options are read by ``arguments.py``, the command run by ``cli.py``). ``imageio`` (and ``imageio-ffmpeg`` for MP4) are the
 optional extra ``video`` of mlagents_example_envs.
 """
 
 from __future__ import annotations
 
-import argparse
-import logging
 import os
-import sys
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .academy import DecisionBatch
-from .brains import BrainSettings, BrainSetupError, HeuristicController, controllers_for
+from .brains import BrainSettings, controllers_for
 from .frames import even, frame_source
+from .heuristic import HeuristicController
 from .local import LocalEnvironment
-from .scene import BrainSpec, Scene
+from .messages import DecisionBatch
+from .scene import Scene
+from .specs import BrainSpec
 
 __all__ = [
     "VideoOptions",
@@ -32,10 +30,8 @@ __all__ = [
     "VideoUnavailable",
     "open_video_writer",
     "record_video",
-    "video_main",
+    "settings_controllers",
 ]
-
-logger = logging.getLogger("mlagents.example_envs")
 
 #: ``decide(batch) -> actions`` float32 (k, action_length) (or (actions, memories)).
 Decide = Callable[[DecisionBatch], Any]
@@ -243,63 +239,6 @@ def record_video(
     return VideoResult(path, writer.frames, episodes, (width, height), finished)
 
 
-def _size(text: str) -> tuple[int, int]:
-    width, _, height = text.lower().partition("x")
-    try:
-        size = int(width), int(height)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"--video-size takes WIDTHxHEIGHT (e.g. 320x240), not {text!r}"
-        ) from None
-    if min(size) < 16 or max(size) > 4096:
-        raise argparse.ArgumentTypeError(f"--video-size {text}: each side must be 16..4096 pixels")
-    return size
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a whole number is expected, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"a number >= 1 is expected, not {value}")
-    return value
-
-
-def video_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m mlagents.example_envs <Name> --record-video",
-        description="Record episodes of an example to an MP4 or GIF file.",
-        allow_abbrev=False,
-    )
-    parser.add_argument(
-        "--record-video", required=True, metavar="PATH", help="the .mp4 or .gif file to write"
-    )
-    parser.add_argument(
-        "--model",
-        action="append",
-        default=[],
-        metavar="BRAIN=PATH",
-        help="the brain acts from this exported .nn model (repeatable); other brains act with the "
-        "scene's heuristic (or at random without one), or as --brain-type BRAIN=KIND says",
-    )
-    parser.add_argument(
-        "--episodes", type=_positive, default=1, help="episodes of the first agent (default 1)"
-    )
-    parser.add_argument(
-        "--max-episode-steps",
-        type=_positive,
-        default=500,
-        help="cut an episode after this many steps (default 500)",
-    )
-    parser.add_argument("--video-size", type=_size, default=(320, 240), metavar="WxH", help="default 320x240")
-    parser.add_argument(
-        "--frame-skip", type=_positive, default=2, help="academy steps per frame (default 2: 25 fps)"
-    )
-    parser.add_argument("--seed", type=int, default=0)
-    return parser
-
-
 def settings_controllers(settings: BrainSettings) -> Callable[[Scene], dict[str, Any]]:
     """A function building the controllers of a scene instance: the brain types of ``settings``
     (``--model``, ``--brain-type``), and for every other brain the scene's heuristic when it has
@@ -314,50 +253,3 @@ def settings_controllers(settings: BrainSettings) -> Callable[[Scene], dict[str,
         return controllers
 
     return build
-
-
-def video_main(scene: type[Scene], arguments: Sequence[str]) -> int:
-    """``--record-video`` on an example's command line: record, print one summary line; returns
-    the exit status (2 with a one-line message for bad options, a bad model or missing packages)."""
-    from .cli import brain_settings
-
-    parser = video_parser()
-    known, _unknown = parser.parse_known_args(list(arguments))
-    try:
-        settings = brain_settings(arguments, scene)
-    except BrainSetupError as error:
-        sys.stderr.write(f"{error}\n")
-        return 2
-    width, height = known.video_size
-    options = VideoOptions(
-        episodes=known.episodes,
-        max_episode_steps=known.max_episode_steps,
-        width=width,
-        height=height,
-        frame_skip=known.frame_skip,
-        seed=known.seed,
-    )
-    started = time.monotonic()
-    try:
-        result = record_video(scene, known.record_video, options, settings_controllers(settings))
-    except (ImportError, ValueError, OSError, RuntimeError) as error:
-        sys.stderr.write(f"{str(error).splitlines()[0] if str(error) else type(error).__name__}\n")
-        return 2
-    seconds = time.monotonic() - started
-    rewards = ", ".join(
-        f"{name} {np.mean(values):.3f} over {len(values)} agent episodes"
-        for name, values in result.episode_rewards.items()
-        if values
-    )
-    logger.info(
-        "Recorded %d episode(s) of %s to %s: %d frames of %dx%d in %.1f s%s",
-        result.episodes,
-        scene.__name__,
-        result.path,
-        result.frames,
-        result.frame_size[0],
-        result.frame_size[1],
-        seconds,
-        f"; mean reward {rewards}." if rewards else ".",
-    )
-    return 0

@@ -2,7 +2,7 @@
 
 The Unity side of the protocol: the initialization output, one
 ``UnityRLOutput`` per exchange point (every brain present, maybe with an empty list) and the
-``UnityRLInput`` replies turned back into :class:`~.academy.AcademyInput`.
+``UnityRLInput`` replies turned back into :class:`~.messages.AcademyInput`.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from mlagents.envs.communicator_objects import (
     UnityRLOutput,
 )
 
-from .academy import AcademyInput, AcademyOutput, Command, DecisionBatch
+from .messages import AcademyInput, AcademyOutput, Command, DecisionBatch
 from .png import encode_png
-from .scene import BrainSpec, SceneSpec
+from .specs import BrainSpec, SceneSpec
 
 #: The protocol version string of ML-Agents 0.9 ("API-8" was 0.8).
 API_VERSION = "API-9"
@@ -72,7 +72,8 @@ def initialization_message(spec: SceneSpec, version: str = API_VERSION) -> Unity
     )
 
 
-def _varint(value: int) -> bytes:
+def varint(value: int) -> bytes:
+    """``value`` (>= 0) as a base-128 varint: protobuf's length prefix and its packed-field sizes."""
     out = bytearray()
     while True:
         low = value & 0x7F
@@ -97,7 +98,7 @@ def _packed_rows(tag: bytes, rows: np.ndarray, dtype: str) -> list[bytes]:
         return [b""] * rows.shape[0]
     data = np.ascontiguousarray(rows, dtype=dtype)
     width = data.shape[1] * data.itemsize
-    head = tag + _varint(width)
+    head = tag + varint(width)
     raw = data.tobytes()
     return [head + raw[i * width : (i + 1) * width] for i in range(data.shape[0])]
 

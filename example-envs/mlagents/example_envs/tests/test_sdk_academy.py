@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlagents.example_envs.sdk.academy import Academy, AcademyInput, Command
+from mlagents.example_envs.sdk.academy import Academy
 from mlagents.example_envs.sdk.local import LocalEnvironment
+from mlagents.example_envs.sdk.messages import AcademyInput, Command
 from mlagents.example_envs.sdk.scene import AgentGroup, BrainSpec, CameraResolution, Scene, SceneSpec
 
 # ---------------------------------------------------------------------------------------------

@@ -13,10 +13,11 @@ import pytest
 from mlagents.envs.environment import UnityEnvironment
 from mlagents.example_envs.basic import walk_to_large_goal
 from mlagents.example_envs.sdk import cli
-from mlagents.example_envs.sdk.academy import DecisionBatch
+from mlagents.example_envs.sdk.arguments import BUILD_ARGS_VARIABLE
 from mlagents.example_envs.sdk.brains import BrainSettings, brain_types, register_brain_type
 from mlagents.example_envs.sdk.catalogue import registered_scenes
 from mlagents.example_envs.sdk.local import LocalEnvironment
+from mlagents.example_envs.sdk.messages import DecisionBatch
 from mlagents.example_envs.sdk.scene import BrainSpec, Scene
 from mlagents.example_envs.soccer import GOALIE_BRAIN, STRIKER_BRAIN, SoccerTwos, goalie_heuristic
 from mlagents.trainers.demo_loader import demo_to_buffer, load_demonstration
@@ -55,7 +56,7 @@ def run_cli(arguments: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[i
 def test_bad_brain_settings_are_one_line_exit_2(
     arguments: list[str], message: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv(cli.BUILD_ARGS_VARIABLE, raising=False)
+    monkeypatch.delenv(BUILD_ARGS_VARIABLE, raising=False)
     monkeypatch.setattr(sys, "stdin", open("/dev/null"))  # noqa: SIM115 (closed by pytest's monkeypatch teardown)
     status, err = run_cli(["Basic", *arguments], capsys)
     assert status == 2
@@ -67,7 +68,7 @@ def test_bad_brain_settings_are_one_line_exit_2(
 def test_build_args_variable_is_read(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv(cli.BUILD_ARGS_VARIABLE, "--brain-type 'Nope=heuristic'")
+    monkeypatch.setenv(BUILD_ARGS_VARIABLE, "--brain-type 'Nope=heuristic'")
     status, err = run_cli(["Basic"], capsys)
     assert status == 2 and "has no brain 'Nope'" in err
 
@@ -201,7 +202,7 @@ def test_broadcast_heuristic_brain_over_the_wire(free_port_range: Callable[[int]
 def test_teacher_over_the_wire_through_the_environment_variable(
     free_port_range: Callable[[int], int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(cli.BUILD_ARGS_VARIABLE, f"--teacher BasicTeacher={BASIC}")
+    monkeypatch.setenv(BUILD_ARGS_VARIABLE, f"--teacher BasicTeacher={BASIC}")
     env = UnityEnvironment(str(BUILDS / "Basic.x86_64"), base_port=free_port_range(1), no_graphics=True)
     try:
         assert env.external_brain_names == [BASIC] and set(env.brains) == {BASIC, "BasicTeacher"}

@@ -3,28 +3,23 @@
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from mlagents.example_envs import registry
 from mlagents.example_envs.basic import Basic
 from mlagents.example_envs.sdk import catalogue
-from mlagents.example_envs.sdk.catalogue import find_scene, register_scene, registered_scenes
-from mlagents.example_envs.sdk.loading import resolve_scene
+from mlagents.example_envs.sdk.catalogue import find_scene, register_scene, registered_scenes, resolve_scene
 from mlagents.example_envs.sdk.scene import Scene
 
-SDK_MODULES = [
-    "academy",
-    "catalogue",
-    "cli",
-    "client",
-    "loading",
-    "local",
-    "png",
-    "ray_perception",
-    "scene",
-    "wire",
-]
+SDK_FOLDER = Path(catalogue.__file__).parent
+#: Every module of the SDK, dotted below it ("academy", "inference.engine", ...).
+SDK_MODULES = sorted(
+    ".".join(path.relative_to(SDK_FOLDER).with_suffix("").parts)
+    for path in SDK_FOLDER.rglob("*.py")
+    if path.name != "__init__.py"
+)
 
 
 def test_importing_the_sdk_loads_no_example_and_no_registry():

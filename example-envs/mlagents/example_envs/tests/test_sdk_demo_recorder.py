@@ -169,7 +169,7 @@ def test_max_steps_and_interleaved_agents(tmp_path: Path) -> None:
 
 
 def _batch(agents: list[int], rewards: list[float], dones: list[bool]) -> object:
-    from mlagents.example_envs.sdk.academy import DecisionBatch
+    from mlagents.example_envs.sdk.messages import DecisionBatch
 
     k = len(agents)
     return DecisionBatch(

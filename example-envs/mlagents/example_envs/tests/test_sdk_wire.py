@@ -309,7 +309,7 @@ def test_client_gives_up_when_python_never_comes():
 
 def test_agent_infos_encoded_from_numpy_equal_field_by_field_construction():
     from mlagents.envs.communicator_objects import AgentInfoProto
-    from mlagents.example_envs.sdk.academy import DecisionBatch
+    from mlagents.example_envs.sdk.messages import DecisionBatch
     from mlagents.example_envs.sdk.wire import agent_info_protos
 
     k = 5

@@ -90,7 +90,7 @@ def test_bad_options_get_one_line(
     tmp_path: Path, monkeypatch, capsys, extra: list[str], message: str
 ) -> None:
     from mlagents.example_envs.basic import Basic
-    from mlagents.example_envs.sdk.video import video_main
+    from mlagents.example_envs.sdk.cli import video_main
 
     monkeypatch.chdir(tmp_path)
     assert video_main(Basic, extra) == 2

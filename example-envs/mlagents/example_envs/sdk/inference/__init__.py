@@ -1,7 +1,7 @@
 """Running exported models on the build side (Unity's inference engine, in numpy).
 
 * ``nn_file.py``: reading a Barracuda ``.nn`` file (format version 16) into :class:`NNModel`.
-* ``engine.py``: executing its layers (:class:`Engine`).
+* ``engine.py``: executing its layers (:class:`Engine`), on one BLAS thread (``blas_threads.py``).
 * ``policy.py``: a model acting for a brain (:class:`ModelPolicy`): the checks against the brain's
   spaces, memories per agent and the sampling of actions.
 

@@ -7,8 +7,9 @@ that a missing file or a model of another brain stops the build at once with one
 
 from __future__ import annotations
 
-from ..brains import BrainSetupError
-from ..scene import BrainSpec, Scene
+from ..controller import BrainSetupError
+from ..scene import Scene
+from ..specs import BrainSpec
 from .nn_file import ModelFormatError
 from .policy import ModelMismatchError, ModelPolicy, load_model_policy
 

@@ -2,7 +2,7 @@
 
 :class:`ModelPolicy` checks the model against the brain (format version, the model's API version,
 observation sizes, cameras, action space, memory) and then decides for a
-:class:`~..academy.DecisionBatch`: it feeds the observations, masks, previous actions and each
+:class:`~..messages.DecisionBatch`: it feeds the observations, masks, previous actions and each
 agent's memory, runs the layers and turns the ``action`` output into actions the way Unity does
 (discrete: one sample per branch from the masked log-probabilities; continuous: the output for a
 standard-normal ``epsilon``).
@@ -14,8 +14,8 @@ import os
 
 import numpy as np
 
-from ..academy import DecisionBatch
-from ..scene import BrainSpec
+from ..messages import DecisionBatch
+from ..specs import BrainSpec
 from .engine import Engine
 from .nn_file import ModelFormatError, NNModel, read_nn
 
