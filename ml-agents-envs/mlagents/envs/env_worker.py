@@ -37,14 +37,26 @@ from mlagents.envs.pipe_messages import (
     encode_timers,
     send_object,
 )
-from mlagents.envs.timers import TimerNode, get_timer_root, reset_timers
+from mlagents.envs.timers import get_timer_root, reset_timers
+from mlagents.envs.worker_transport import StepResponse, WorkerCommand
+
+__all__ = [
+    "EnvironmentCommand",
+    "EnvironmentResponse",
+    "LoggingSetup",
+    "StepResponse",
+    "WorkerError",
+    "WorkerReady",
+    "worker",
+]
 
 logger = logging.getLogger("mlagents.envs")
 
 
 class EnvironmentCommand(NamedTuple):
-    """A command from the manager to a worker (``"step"``, ``"reset"``, ``"external_brains"``,
-    ``"reset_parameters"``, ``"global_done"``, ``"close"``)."""
+    """A command from the manager to a worker, as it travels: ``name`` is the value of a
+    :class:`~mlagents.envs.worker_transport.WorkerCommand` (``"step"``, ``"reset"``,
+    ``"external_brains"``, ``"reset_parameters"``, ``"global_done"``, ``"close"``)."""
 
     name: str
     payload: Any = None
@@ -56,13 +68,6 @@ class EnvironmentResponse(NamedTuple):
     name: str
     worker_id: int
     payload: Any
-
-
-class StepResponse(NamedTuple):
-    """Payload of a ``"step"`` response: the new observations and the worker's timers for that step."""
-
-    all_brain_info: AllBrainInfo
-    timer_root: TimerNode | None
 
 
 class WorkerReady(NamedTuple):
@@ -291,21 +296,16 @@ def worker(
             if command.name == STEP:
                 reply_step(advance_environment(env, decode_actions(command.payload)))
                 reset_timers()
-            elif command.name == "external_brains":
-                reply("external_brains", env.external_brains)
-            elif command.name == "reset_parameters":
-                reply("reset_parameters", env.reset_parameters)
-            elif command.name == "reset":
-                config, train_mode, custom_reset_parameters = command.payload
-                reply("reset", env.reset(config, train_mode, custom_reset_parameters))
-            elif command.name == "global_done":
-                reply("global_done", env.global_done)
-            elif command.name == "close":
-                break
-            else:
+                continue
+            try:
+                name = WorkerCommand(command.name)
+            except ValueError:
                 raise ValueError(
                     f"Unknown command {command.name!r} sent to UnityEnvironment worker {worker_id}"
-                )
+                ) from None
+            if name is WorkerCommand.CLOSE:
+                break
+            reply(name.value, _answer(env, name, command.payload))
     except KeyboardInterrupt:
         # Ctrl-C reaches every process of the terminal's process group; the main process handles it.
         logger.info("UnityEnvironment worker %d: environment stopping.", worker_id)
@@ -332,6 +332,20 @@ def worker(
         # shutdown) and print "Exception ignored in atexit callback" with a traceback; this
         # happens when the manager replaces a worker that reported an error and is exiting.
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _answer(env: BaseUnityEnvironment, command: WorkerCommand, payload: Any) -> Any:
+    """What the environment answers to ``command`` (any command but STEP and CLOSE)."""
+    if command is WorkerCommand.RESET:
+        config, train_mode, custom_reset_parameters = payload
+        return env.reset(config, train_mode, custom_reset_parameters)
+    if command is WorkerCommand.EXTERNAL_BRAINS:
+        return env.external_brains
+    if command is WorkerCommand.RESET_PARAMETERS:
+        return env.reset_parameters
+    if command is WorkerCommand.GLOBAL_DONE:
+        return env.global_done
+    raise ValueError(f"{command.value!r} has no answer")
 
 
 class _ManagerGone(Exception):

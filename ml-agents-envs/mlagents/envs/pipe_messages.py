@@ -29,6 +29,7 @@ from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.brain import AllBrainInfo, BrainInfo
 from mlagents.envs.communicator_objects import CustomObservation
 from mlagents.envs.timers import TimerNode
+from mlagents.envs.worker_transport import WorkerCommand
 
 __all__ = [
     "STEP",
@@ -41,8 +42,8 @@ __all__ = [
     "send_object",
 ]
 
-#: Name of the step command and of its answer.
-STEP = "step"
+#: Name of the step command and of its answer, as a plain string (compared on every message).
+STEP: str = WorkerCommand.STEP.value
 
 # The fields of a BrainInfo, in the order of an encoded one (the attribute names of BrainInfo).
 _FIELDS = tuple(vars(BrainInfo([], np.zeros((0, 0)), [])))

@@ -1,22 +1,22 @@
 """Several environments, each in its own worker process: :class:`SubprocessEnvManager`.
 
-Protocol between the manager (main process) and worker ``w`` (the process body is
-:func:`mlagents.envs.env_worker.worker`):
+The manager is the asynchronous core (:class:`~mlagents.envs.async_env_manager.AsyncEnvManager`)
+over :class:`ProcessTransport`. Between the manager (main process) and worker ``w`` (the process
+body is :func:`mlagents.envs.env_worker.worker`):
 
 * commands travel on the worker's own duplex ``Pipe`` as :class:`EnvironmentCommand`;
 * every answer travels back on the same pipe, ``"step"`` results included: the manager waits on the
   pipes of all workers in flight at once and takes whichever environment finishes first
   (asynchronous stepping, as in ML-Agents 0.9), with one write and one wake-up per step;
 * a worker whose environment raises sends ``EnvironmentResponse("env_error", w, WorkerError)`` on
-  its pipe, closes its environment and exits; the manager re-raises the exception (same type, with
-  the worker's traceback added as a note);
+  its pipe, closes its environment and exits; the manager raises the exception again (same type,
+  with the worker's traceback added as a note) or, with a restart policy, restarts the worker;
 * a worker stopped by Ctrl-C says so (``"env_close"``) on one queue shared by all workers (the step
   queue, named after its role in ML-Agents 0.9), which the manager reads when a worker stops.
 
-Every wait of the manager has a timeout after which it checks that the workers it waits for are
-still alive, so a crashed worker raises :class:`UnityCommunicationException` (naming the worker and
-its exit code) instead of hanging, or, with a restart policy
-(:mod:`mlagents.envs.restart_policy`), is replaced by a new worker with the same id and port.
+Every wait polls the pipes and the process sentinels of the workers waited for, with a timeout, so
+a crashed worker raises :class:`UnityCommunicationException` (naming the worker and its exit code)
+or is restarted, instead of being waited for forever.
 """
 
 import logging
@@ -26,6 +26,7 @@ import queue
 import select
 import signal
 import time
+from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from multiprocessing.connection import wait as wait_for_objects
 from multiprocessing.context import DefaultContext, ForkContext, ForkServerContext, SpawnContext
@@ -35,10 +36,8 @@ from typing import Any
 import cloudpickle
 
 from mlagents.envs import env_worker as worker_process
-from mlagents.envs.action_info import ActionInfo
-from mlagents.envs.brain import BrainParameters
-from mlagents.envs.communicator_objects import CustomResetParameters
-from mlagents.envs.env_manager import EnvFactory, EnvManager, StepBatch, StepInfo
+from mlagents.envs.async_env_manager import AsyncEnvManager
+from mlagents.envs.env_manager import EnvFactory
 
 # The worker side lives in env_worker; its names stay importable from here, as in ML-Agents 0.9.
 from mlagents.envs.env_worker import (
@@ -49,7 +48,7 @@ from mlagents.envs.env_worker import (
     WorkerError,
     WorkerReady,
 )
-from mlagents.envs.exception import UnityCommunicationException, UnityException
+from mlagents.envs.exception import UnityCommunicationException
 from mlagents.envs.pipe_messages import (
     STEP,
     decode_all_brain_info,
@@ -57,13 +56,13 @@ from mlagents.envs.pipe_messages import (
     encode_actions,
     send_object,
 )
-from mlagents.envs.restart_policy import RestartPolicy, first_line, is_restartable
-from mlagents.envs.step_batching import StepBatcher
-from mlagents.envs.timers import TimerNode, hierarchical_timer, timed
+from mlagents.envs.restart_policy import RestartPolicy
+from mlagents.envs.worker_transport import Lost, WorkerCommand, WorkerHandle, WorkerTransport
 
 __all__ = [
     "EnvironmentCommand",
     "EnvironmentResponse",
+    "ProcessTransport",
     "StepResponse",
     "SubprocessEnvManager",
     "UnityEnvWorker",
@@ -96,40 +95,29 @@ def process_context(start_method: str | None) -> ProcessContext:
 #: The body of a worker process (see :func:`mlagents.envs.env_worker.worker`).
 worker = worker_process.worker
 
-# How long a wait on a worker lasts before the manager checks that the worker is still alive (seconds).
-LIVENESS_CHECK_INTERVAL = 0.5
-
 
 class _PipeClosed(UnityCommunicationException):
     """The manager's pipe to a worker broke: the worker exited (its reason may be on the step queue)."""
 
 
-class UnityEnvWorker:
-    """The manager's handle on one worker process.
+class UnityEnvWorker(WorkerHandle):
+    """The manager's handle on one worker process (the core's state is in :class:`WorkerHandle`).
 
     :ivar process: the worker process.
-    :ivar worker_id: its index.
     :ivar conn: the manager's end of the worker's pipe.
-    :ivar previous_step: the worker's last transition (its current observations are the next input).
-    :ivar previous_all_action_info: the actions of the step in flight (or of the last step).
-    :ivar waiting: True while a ``"step"`` is in flight.
-    :ivar build_pid: process id of the environment's build (to end it if the worker could not).
-    :ivar build_log_path: the build's log file (named when the worker is lost), None when unknown.
     :ivar conn_fd: the descriptor of ``conn``; :ivar sentinel: ``process.sentinel`` (both read once).
+    :ivar send_failure: why the last send failed (the worker is then reported lost by the next
+        poll), else None.
     """
 
     def __init__(self, process: BaseProcess, worker_id: int, conn: Connection) -> None:
+        super().__init__(worker_id)
         self.process = process
-        self.worker_id = worker_id
         self.conn = conn
-        self.previous_step: StepInfo = StepInfo(None, {}, None)
-        self.previous_all_action_info: dict[str, ActionInfo] = {}
-        self.waiting = False
-        self.build_pid: int | None = None
-        self.build_log_path: str | None = None
         # Read once: the properties check the objects are open on every access (hot path of a wait).
         self.conn_fd = conn.fileno()
         self.sentinel = process.sentinel
+        self.send_failure: UnityCommunicationException | None = None
 
     def send(self, name: str, payload: Any = None) -> None:
         """Send a command.
@@ -140,7 +128,7 @@ class UnityEnvWorker:
             if name == STEP:  # the hot path: a plain tuple, actions encoded (see pipe_messages)
                 send_object(self.conn, (STEP, encode_actions(payload)))
             else:
-                send_object(self.conn, EnvironmentCommand(name, payload))
+                send_object(self.conn, EnvironmentCommand(str(name), payload))
         except (BrokenPipeError, EOFError, OSError) as error:
             raise UnityCommunicationException(
                 "UnityEnvironment worker: send failed. " + self.describe_exit()
@@ -210,7 +198,7 @@ class UnityEnvWorker:
     def request_close(self) -> None:
         """Ask the worker to close its environment and exit (no error if it is gone already)."""
         try:
-            self.conn.send(EnvironmentCommand("close"))
+            self.conn.send(EnvironmentCommand(WorkerCommand.CLOSE.value))
         except (BrokenPipeError, EOFError, OSError):
             pass
 
@@ -240,7 +228,193 @@ class UnityEnvWorker:
         self.conn.close()
 
 
-def _end_worker_processes(workers: list[UnityEnvWorker], grace: float = 3.0) -> None:
+def start_worker_process(
+    worker_id: int,
+    step_queue: "multiprocessing.Queue[EnvironmentResponse]",
+    pickled_env_factory: bytes,
+    context: ProcessContext | None = None,
+    restart: int = 0,
+) -> UnityEnvWorker:
+    """Start the process of worker ``worker_id`` (does not wait for its environment);
+    ``restart``: how often this worker was restarted before (0: its first start)."""
+    context = context or process_context(None)
+    parent_conn, child_conn = context.Pipe()
+    process = context.Process(
+        target=worker_process.worker,
+        args=(
+            child_conn,
+            step_queue,
+            pickled_env_factory,
+            worker_id,
+            LoggingSetup.of_this_process(),
+            restart,
+        ),
+        name=f"UnityEnvWorker-{worker_id}",
+        daemon=True,
+    )
+    # The worker inherits a blocked SIGINT until its handler is in place (see worker()): a Ctrl-C
+    # during its start-up then neither kills it with a traceback nor skips its clean-up.
+    blocked = hasattr(signal, "pthread_sigmask")
+    previous_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocked else None
+    try:
+        process.start()
+    finally:
+        if previous_mask is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous_mask)
+    # Only the worker may hold its end: then a dead worker shows as end-of-file, not as silence.
+    child_conn.close()
+    return UnityEnvWorker(process, worker_id, parent_conn)
+
+
+class ProcessTransport(WorkerTransport[UnityEnvWorker]):
+    """Workers as local processes: a pipe each, and the step queue for their Ctrl-C notices.
+
+    :param env_factory: callable ``worker_id -> environment``, sent to the workers with cloudpickle.
+    :param context: how the worker processes are started.
+    """
+
+    def __init__(self, env_factory: EnvFactory, context: ProcessContext) -> None:
+        self.context = context
+        self.step_queue: multiprocessing.Queue[EnvironmentResponse] = context.Queue()
+        self._pickled_env_factory = cloudpickle.dumps(env_factory)
+        # Notices read from the step queue and not handled yet (another worker's, read while one
+        # stopped): handled when their worker is polled.
+        self._notices: list[EnvironmentResponse] = []
+
+    def start_worker(self, worker_id: int, restart: int) -> UnityEnvWorker:
+        return start_worker_process(
+            worker_id, self.step_queue, self._pickled_env_factory, self.context, restart
+        )
+
+    def send(self, worker: UnityEnvWorker, command: WorkerCommand, payload: Any = None) -> None:
+        try:
+            # Only what the environment needs travels (no policy outputs), see UnityEnvWorker.send.
+            worker.send(command, payload)
+        except UnityCommunicationException as error:
+            worker.send_failure = error
+
+    def poll(self, workers: Sequence[UnityEnvWorker], timeout: float) -> list[tuple[UnityEnvWorker, Any]]:
+        """One wait covers the pipes and the process sentinels of every worker given, so a dead
+        worker is noticed on every call, also while others keep answering.
+
+        :raises UnityCommunicationException: a worker stopped after Ctrl-C.
+        """
+        for notice in self._notices:
+            if notice.name == "env_close":
+                raise _stopped_after_interrupt(notice.worker_id)
+        outcomes: list[tuple[UnityEnvWorker, Any]] = []
+        # A poll object built per call: several times cheaper than connection.wait() (which builds a
+        # selector), and this runs once per pass with up to two descriptors per worker.
+        poller = select.poll()
+        for worker in workers:
+            if worker.send_failure is not None:
+                outcomes.append((worker, Lost(self._explain_loss(worker))))
+                continue
+            poller.register(worker.conn_fd, select.POLLIN)
+            poller.register(worker.sentinel, select.POLLIN)
+        ready = {fd for fd, _ in poller.poll(0 if outcomes else int(timeout * 1000))}
+        if not ready:
+            return outcomes
+        for worker in workers:
+            exited = worker.sentinel in ready
+            if worker.conn_fd in ready or exited and worker.poll(0):
+                try:
+                    response = worker.recv_response()
+                except _PipeClosed:
+                    outcomes.append((worker, Lost(self._explain_loss(worker))))
+                    continue
+                if response.name == "env_error":
+                    outcomes.append((worker, Lost(response.payload.to_exception(worker.worker_id))))
+                else:
+                    if response.name == "ready":
+                        ready_payload: WorkerReady = response.payload
+                        worker.build_pid, worker.build_log_path = ready_payload
+                    outcomes.append((worker, response.payload))
+            elif exited:
+                outcomes.append((worker, Lost(self._explain_loss(worker))))
+        return outcomes
+
+    def end_workers(self, workers: Sequence[UnityEnvWorker], timeout: float) -> None:
+        for env_worker in workers:
+            env_worker.request_close()
+        deadline = time.monotonic() + timeout
+        running = [env_worker for env_worker in workers if env_worker.process.is_alive()]
+        while running and time.monotonic() < deadline:
+            # A worker cannot read "close" while its last result is stuck in a full pipe: keep reading.
+            for env_worker in running:
+                env_worker.discard_messages()
+            self._notices = self._read_step_queue(0)
+            wait_for_objects([env_worker.sentinel for env_worker in running], timeout=0.1)
+            running = [env_worker for env_worker in running if env_worker.process.is_alive()]
+        # All at once: ending them one by one would add each one's SIGTERM grace to the wait.
+        _end_worker_processes(workers)
+        for env_worker in workers:
+            env_worker.kill()  # now only ends a build a killed worker left, and closes the pipe
+        # Their notices are all in the queue once their processes are gone; other workers' stay.
+        ended = {env_worker.worker_id for env_worker in workers}
+        self._notices = [notice for notice in self._read_step_queue(0) if notice.worker_id not in ended]
+
+    def close(self) -> None:
+        self._notices.clear()
+        while True:
+            try:
+                self.step_queue.get_nowait()
+            except (queue.Empty, OSError, ValueError, EOFError):
+                break
+            except Exception:
+                continue  # a notice that cannot be unpickled is dropped like the others
+        self.step_queue.close()
+        self.step_queue.join_thread()
+
+    def _explain_loss(self, worker: UnityEnvWorker) -> BaseException:
+        """Why ``worker`` stopped: the error it reported on either channel, else
+        UnityCommunicationException with its exit code.
+
+        :raises UnityCommunicationException: it stopped after Ctrl-C (not a loss: the run ends).
+        """
+        # Its last notice may be on the step queue (all of it once the process is gone).
+        error: BaseException | None = None
+        for attempt in range(2):
+            kept: list[EnvironmentResponse] = []
+            for notice in self._read_step_queue(0.2 if attempt == 0 else 0.0):
+                if notice.worker_id != worker.worker_id:
+                    kept.append(notice)
+                elif notice.name == "env_close":
+                    raise _stopped_after_interrupt(worker.worker_id)
+                elif notice.name == "env_error" and error is None:
+                    error = notice.payload.to_exception(worker.worker_id)
+            self._notices = kept
+            if error is not None or not worker.process.is_alive():
+                break
+            worker.process.join(1.0)
+        if error is None:
+            error = worker.reported_error()
+        if error is None:
+            error = UnityCommunicationException(
+                f"UnityEnvironment worker {worker.worker_id} stopped unexpectedly. {worker.describe_exit()} "
+                "Its environment may have crashed; see the environment's log."
+            )
+        return error
+
+    def _read_step_queue(self, timeout: float) -> list[EnvironmentResponse]:
+        """The step queue's notices (waiting up to ``timeout`` for the first), after those read
+        earlier and not handled yet."""
+        notices, self._notices = self._notices, []
+        if notices:
+            timeout = 0
+        try:
+            notice = self.step_queue.get(timeout=timeout) if timeout > 0 else self.step_queue.get_nowait()
+        except queue.Empty:
+            return notices
+        while True:
+            notices.append(notice)
+            try:
+                notice = self.step_queue.get_nowait()
+            except queue.Empty:
+                return notices
+
+
+def _end_worker_processes(workers: Sequence[UnityEnvWorker], grace: float = 3.0) -> None:
     """SIGTERM every running worker, wait up to ``grace`` seconds for all of them together, then
     SIGKILL the ones left and wait again."""
     for end in (BaseProcess.terminate, BaseProcess.kill):
@@ -255,7 +429,14 @@ def _end_worker_processes(workers: list[UnityEnvWorker], grace: float = 3.0) -> 
             process.join(0)
 
 
-class SubprocessEnvManager(EnvManager):
+def _stopped_after_interrupt(worker_id: int) -> UnityCommunicationException:
+    return UnityCommunicationException(
+        f"At least one of the environments has closed. (UnityEnvironment worker {worker_id} "
+        "stopped after an interrupt.)"
+    )
+
+
+class SubprocessEnvManager(AsyncEnvManager[UnityEnvWorker]):
     """Runs ``n_env`` environments, each in its own worker process, and steps them asynchronously.
 
     :meth:`step` sends actions to every worker that is idle, then returns as soon as at least one of
@@ -264,22 +445,14 @@ class SubprocessEnvManager(EnvManager):
     (their BrainInfos are joined), and the result is split back per worker by agent count.
     :meth:`step_batches` hands those joined BrainInfos and unsplit results to the trainers, with the
     workers' new BrainInfos joined once (they are also the next decision's input); see
-    :mod:`mlagents.envs.step_batching`.
+    :mod:`mlagents.envs.step_batching`. Restarts and synchronous stepping are those of
+    :class:`~mlagents.envs.async_env_manager.AsyncEnvManager`.
 
-    Example::
-
-        from functools import partial
+    Example (the manager is then used as shown for
+    :class:`~mlagents.envs.async_env_manager.AsyncEnvManager`)::
 
         factory = partial(UnityEnvironment, "example-envs/builds/Basic.x86_64", base_port=5005)
         manager = SubprocessEnvManager(factory, n_env=4)  # workers 0..3 on ports 5005..5008
-        try:
-            manager.set_policy("BasicLearning", my_policy)
-            manager.reset()
-            for _ in range(100):
-                for step_info in manager.step():  # 1..4 transitions
-                    ...
-        finally:
-            manager.close()
 
     Workers are started with the ``spawn`` method by default (a fresh interpreter: safe with the
     threads of TensorFlow and gRPC in the main process); like any ``multiprocessing`` program, a
@@ -287,33 +460,14 @@ class SubprocessEnvManager(EnvManager):
     ``if __name__ == "__main__":``. The factory is sent with cloudpickle: lambdas and closures travel
     by value, module-level functions and classes by reference (their module must be importable).
 
-    **Restarts** (with a ``restart_policy``): a worker whose environment is lost (its build exited or
-    was killed, did not answer within its ``exchange_timeout``, could not connect, or the worker
-    process itself died) is closed for good (worker process ended, the build's process group
-    killed, its port freed) and started again with the same worker id, hence the same port, if the
-    policy allows it; the new environment is reset with the parameters of the last :meth:`reset`.
-    The agents of the lost episode are reported once by :meth:`take_interrupted_steps`, the step in
-    flight is dropped, and :attr:`restart_count` counts the restart. Past the policy's limits the
-    error is :class:`~mlagents.envs.restart_policy.RestartLimitExceeded` (a
-    ``UnityCommunicationException``). Without a policy every loss is raised, as in ML-Agents 0.9.
-
-    **Synchronous stepping** (``synchronous=True``, what ``mlagents-learn --deterministic`` uses):
-    every call steps every worker and returns once all of them have finished, as one batch in
-    worker order. Which steps the trainers receive, in which order and decided by which policy
-    version then no longer depends on which worker answers first: with seeded environments and
-    policies, the run is the same on any machine load. It costs the time the fastest workers
-    wait for the slowest one in each round.
-
-    After an exception from any method, call :meth:`close`; the manager cannot be used further.
-
     :param env_factory: callable ``worker_id -> environment``, called in each worker.
     :param n_env: number of workers (environments).
     :param start_method: ``multiprocessing`` start method (``"spawn"``, ``"fork"``, ``"forkserver"``),
         or None for the platform's default.
     :param restart_policy: decides whether a lost worker is restarted (None: never).
-    :param synchronous: step every worker in each call and wait for all of them (see above);
-        False (the default, as in ML-Agents 0.9): return as soon as one has finished.
-    :raises ValueError: ``n_env`` < 1.
+    :param synchronous: step every worker in each call and wait for all of them; False (the
+        default, as in ML-Agents 0.9): return as soon as one has finished.
+    :raises ValueError: ``n_env`` < 1, or an unknown start method.
     :raises: any error of an environment's creation (e.g. UnityTimeOutException,
         UnityWorkerInUseException), after every worker was ended.
     """
@@ -327,438 +481,14 @@ class SubprocessEnvManager(EnvManager):
         restart_policy: RestartPolicy | None = None,
         synchronous: bool = False,
     ) -> None:
-        super().__init__()
-        self.synchronous = synchronous
-        if n_env < 1:
-            raise ValueError(f"n_env must be at least 1, got {n_env}")
-        self._closed = False
-        self._batcher = StepBatcher()
-        self._step_responses: list[EnvironmentResponse] = []
-        # Step-queue messages read while a worker was restarted, handled by the next collection.
-        self._unhandled_responses: list[EnvironmentResponse] = []
-        self._restart_policy = restart_policy
-        # What a restarted environment is reset with: the arguments of the last reset().
-        self._last_reset: tuple[dict[str, float] | None, bool, CustomResetParameters | None] | None = None
-        self.env_workers: list[UnityEnvWorker] = []
-        self._context = process_context(start_method)
-        self.step_queue: multiprocessing.Queue[EnvironmentResponse] = self._context.Queue()
-        self._pickled_env_factory = cloudpickle.dumps(env_factory)
-        try:
-            # All workers start before any is waited for: their builds launch in parallel.
-            for worker_id in range(n_env):
-                self.env_workers.append(
-                    self.create_worker(worker_id, self.step_queue, self._pickled_env_factory, self._context)
-                )
-            self._wait_for_workers_ready()
-        except BaseException:
-            self.close()
-            raise
-
-    @staticmethod
-    def create_worker(
-        worker_id: int,
-        step_queue: "multiprocessing.Queue[EnvironmentResponse]",
-        pickled_env_factory: bytes,
-        context: ProcessContext | None = None,
-        restart: int = 0,
-    ) -> UnityEnvWorker:
-        """Start the process of worker ``worker_id`` (does not wait for its environment);
-        ``restart``: how often this worker was restarted before (0: its first start)."""
-        context = context or process_context(None)
-        parent_conn, child_conn = context.Pipe()
-        process = context.Process(
-            target=worker_process.worker,
-            args=(
-                child_conn,
-                step_queue,
-                pickled_env_factory,
-                worker_id,
-                LoggingSetup.of_this_process(),
-                restart,
-            ),
-            name=f"UnityEnvWorker-{worker_id}",
-            daemon=True,
-        )
-        # The worker inherits a blocked SIGINT until its handler is in place (see worker()): a
-        # Ctrl-C during its start-up then neither kills it with a traceback nor skips its clean-up.
-        blocked = hasattr(signal, "pthread_sigmask")
-        previous_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocked else None
-        try:
-            process.start()
-        finally:
-            if previous_mask is not None:
-                signal.pthread_sigmask(signal.SIG_SETMASK, previous_mask)
-        # Only the worker may hold its end: then a dead worker shows as end-of-file, not as silence.
-        child_conn.close()
-        return UnityEnvWorker(process, worker_id, parent_conn)
-
-    def _wait_for_workers_ready(self, worker_ids: list[int] | None = None) -> None:
-        """Wait until the workers ``worker_ids`` (default: all) report their environment running;
-        a worker lost meanwhile is restarted (and waited for) or its error raised."""
-        waiting_for = set(range(len(self.env_workers)) if worker_ids is None else worker_ids)
-        while waiting_for:
-            workers = [self.env_workers[worker_id] for worker_id in sorted(waiting_for)]
-            by_conn = {worker.conn: worker for worker in workers}
-            by_sentinel = {worker.process.sentinel: worker for worker in workers}
-            waitables: list[Any] = list(by_conn) + list(by_sentinel)
-            for ready in wait_for_objects(waitables, timeout=LIVENESS_CHECK_INTERVAL):
-                is_sentinel = not isinstance(ready, Connection)
-                worker = by_sentinel[ready] if is_sentinel else by_conn[ready]  # type: ignore[index]
-                if worker is not self.env_workers[worker.worker_id] or worker.worker_id not in waiting_for:
-                    continue  # replaced by a restart during this pass
-                if is_sentinel and worker.poll(0):
-                    continue  # it exited after answering: read the answer (or error) first
-                if is_sentinel:
-                    self._worker_failed(worker)
-                    response = None
-                else:
-                    response = self._recv_from(worker)
-                if response is not None:
-                    ready_payload: WorkerReady = response.payload
-                    worker.build_pid, worker.build_log_path = ready_payload
-                # Ready now, or lost and restarted (a restart waits for its new worker itself).
-                waiting_for.discard(worker.worker_id)
-
-    def step(self) -> list[StepInfo]:
-        """Send actions to every idle worker, then wait until at least one worker has a result
-        (synchronous: until every worker has).
-
-        :returns: one StepInfo per worker that finished (1..n_env; synchronous: every worker not
-            lost meanwhile), grouped by the decision that produced their actions (oldest first),
-            in worker order within a group.
-        :raises UnityCommunicationException: a worker died or stopped (Ctrl-C), and was not
-            restarted (no restart policy, or past its limits: RestartLimitExceeded).
-        :raises: an exception raised by a policy, or by an environment in a worker (re-raised with
-            its type and the worker's traceback as a note).
-        """
-        return [step_info for batch in self.step_batches() for step_info in batch.step_infos]
-
-    def step_batches(self) -> list[StepBatch]:
-        """:meth:`step`, grouped by decision: each batch carries the joined BrainInfos the policies
-        decided on, the unsplit ActionInfos, and the workers' new BrainInfos joined the same way."""
-        self._check_open()
-        while True:
-            self._queue_steps()
-            worker_steps = self._wait_for_step_responses()
-            if worker_steps:  # empty only when every worker in flight was lost and restarted
-                return self._postprocess_steps(worker_steps)
-
-    def reset(
-        self,
-        config: dict[str, float] | None = None,
-        train_mode: bool = True,
-        custom_reset_parameters: CustomResetParameters | None = None,
-    ) -> list[StepInfo]:
-        """Reset every environment (in parallel) after the steps in flight have finished (their
-        results are dropped).
-
-        :returns: ``StepInfo(None, first observations, None)`` per worker, in worker order.
-        """
-        self._check_open()
-        while any(worker.waiting for worker in self.env_workers):
-            self._wait_for_step_responses()
-        self._step_responses.clear()
-        self._batcher.reset()
-        self._last_reset = (config, train_mode, custom_reset_parameters)
-        sent = []
-        for worker in self.env_workers:
-            if self._send(worker, "reset", self._last_reset):
-                sent.append(worker)
-        for worker in sent:
-            if worker is not self.env_workers[worker.worker_id]:
-                continue  # restarted meanwhile: the restart reset the new environment
-            response = self._recv_from(worker)
-            if response is not None:
-                worker.previous_step = StepInfo(None, response.payload, None)
-        return [worker.previous_step for worker in self.env_workers]
+        self._processes = ProcessTransport(env_factory, process_context(start_method))
+        super().__init__(self._processes, n_env, restart_policy=restart_policy, synchronous=synchronous)
 
     @property
-    def external_brains(self) -> dict[str, BrainParameters]:
-        """The controlled brains (asked to worker 0; all workers run the same environment)."""
-        brains: dict[str, BrainParameters] = self._ask_worker_0("external_brains")
-        return brains
+    def step_queue(self) -> "multiprocessing.Queue[EnvironmentResponse]":
+        """The queue on which the workers report that they stopped after Ctrl-C."""
+        return self._processes.step_queue
 
-    @property
-    def reset_parameters(self) -> dict[str, float]:
-        """The reset parameters of worker 0's environment."""
-        parameters: dict[str, float] = self._ask_worker_0("reset_parameters")
-        return parameters
-
-    def close(self, timeout: float = 15.0) -> None:
-        """End every worker and its environment. Safe to call several times and after errors.
-
-        Workers get ``"close"`` and up to ``timeout`` seconds to close their environments (in
-        parallel); a worker still running then is terminated, then killed, and its build process
-        killed; the step queue is released last.
-        """
-        if self._closed:
-            return
-        self._closed = True
-        for env_worker in self.env_workers:
-            env_worker.request_close()
-        deadline = time.monotonic() + timeout
-        running = [env_worker for env_worker in self.env_workers if env_worker.process.is_alive()]
-        while running and time.monotonic() < deadline:
-            # A worker cannot read "close" while its last result is stuck in a full pipe: keep reading.
-            for env_worker in running:
-                env_worker.discard_messages()
-            self._discard_queued_responses()
-            wait_for_objects([env_worker.process.sentinel for env_worker in running], timeout=0.1)
-            running = [env_worker for env_worker in running if env_worker.process.is_alive()]
-        # All at once: ending them one by one would add each one's SIGTERM grace to the wait.
-        _end_worker_processes(self.env_workers)
-        for env_worker in self.env_workers:
-            env_worker.kill()  # now only ends a build a killed worker left, and closes the pipe
-        self._discard_queued_responses()
-        self.step_queue.close()
-        self.step_queue.join_thread()
-
-    @timed
-    def _take_step(self, idle_workers: list["UnityEnvWorker"]) -> dict[int, dict[str, ActionInfo]]:
-        return self._batcher.decide(
-            self.policies,
-            [(worker.worker_id, worker.previous_step.current_all_brain_info) for worker in idle_workers],
-        )
-
-    def _queue_steps(self) -> None:
-        idle_workers = [worker for worker in self.env_workers if not worker.waiting]
-        if not idle_workers:
-            return
-        all_action_infos = self._take_step(idle_workers)
-        for worker in idle_workers:
-            all_action_info = all_action_infos[worker.worker_id]
-            worker.previous_all_action_info = all_action_info
-            # Only what the environment needs travels (no policy outputs), see UnityEnvWorker.send.
-            if self._send(worker, STEP, all_action_info):
-                worker.waiting = True
-
-    def _send(self, worker: UnityEnvWorker, command_name: str, payload: Any = None) -> bool:
-        """Send a command; False when the worker was found lost (and was restarted)."""
-        try:
-            worker.send(command_name, payload)
-            return True
-        except UnityCommunicationException:
-            self._worker_failed(worker)
-            return False
-
-    def _wait_for_step_responses(self) -> list[EnvironmentResponse]:
-        """Block until at least one step result is there, then take every result available;
-        synchronous: block until no step is in flight (a worker lost meanwhile has none)."""
-        while True:
-            in_flight = any(worker.waiting for worker in self.env_workers)
-            if not in_flight:
-                break  # all answered, or every worker in flight was lost and restarted
-            if self._step_responses and not self.synchronous:
-                self._collect_step_responses(0)
-                break
-            self._collect_step_responses(LIVENESS_CHECK_INTERVAL)
-        responses, self._step_responses = self._step_responses, []
-        return responses
-
-    def _read_step_queue(self, timeout: float) -> list[EnvironmentResponse]:
-        """The step queue's messages (waiting up to ``timeout`` for the first), after those read
-        earlier and not handled yet."""
-        responses, self._unhandled_responses = self._unhandled_responses, []
-        if responses:
-            timeout = 0
-        try:
-            response = self.step_queue.get(timeout=timeout) if timeout > 0 else self.step_queue.get_nowait()
-        except queue.Empty:
-            return responses
-        while True:
-            responses.append(response)
-            try:
-                response = self.step_queue.get_nowait()
-            except queue.Empty:
-                return responses
-
-    def _collect_step_responses(self, timeout: float) -> None:
-        """Move the step results that arrived into ``_step_responses`` (waiting up to ``timeout``
-        for the first); a worker's error restarts it or is raised, a worker's stop is raised.
-
-        One wait covers the pipes and the process sentinels of every worker in flight, so a dead
-        worker is noticed on every call, also while others keep answering."""
-        if self._unhandled_responses:  # read from the step queue while another worker was lost
-            for response in self._read_step_queue(0):
-                if response.name == "env_close":
-                    raise _stopped_after_interrupt(response.worker_id)
-        in_flight = [worker for worker in self.env_workers if worker.waiting]
-        if not in_flight:
-            return
-        # A poll object built per call: several times cheaper than connection.wait() (which builds a
-        # selector), and this runs once per pass with up to two descriptors per worker.
-        poller = select.poll()
-        for worker in in_flight:
-            poller.register(worker.conn_fd, select.POLLIN)
-            poller.register(worker.sentinel, select.POLLIN)
-        ready = {fd for fd, _ in poller.poll(int(timeout * 1000))}
-        if not ready:
-            return
-        failed: list[UnityEnvWorker] = []
-        errors: list[tuple[UnityEnvWorker, BaseException]] = []
-        for worker in in_flight:
-            exited = worker.sentinel in ready
-            if worker.conn_fd in ready or exited and worker.poll(0):
-                try:
-                    response = worker.recv_response()
-                except _PipeClosed:
-                    failed.append(worker)
-                    continue
-                if response.name == "env_error":
-                    errors.append((worker, response.payload.to_exception(worker.worker_id)))
-                elif response.name == "step" and worker.waiting:
-                    worker.waiting = False
-                    self._step_responses.append(response)
-            elif exited:
-                failed.append(worker)
-        for worker, error in errors:
-            self._lost(worker, error)
-        for worker in failed:
-            if worker is self.env_workers[worker.worker_id]:
-                self._worker_failed(worker)
-
-    def _postprocess_steps(self, env_steps: list[EnvironmentResponse]) -> list[StepBatch]:
-        worker_steps: list[tuple[int, StepInfo]] = []
-        timer_nodes: list[TimerNode] = []
-        for step in env_steps:
-            payload: StepResponse = step.payload
-            env_worker = self.env_workers[step.worker_id]
-            new_step = StepInfo(
-                env_worker.previous_step.current_all_brain_info,
-                payload.all_brain_info,
-                env_worker.previous_all_action_info,
-            )
-            worker_steps.append((step.worker_id, new_step))
-            env_worker.previous_step = new_step
-            if payload.timer_root is not None:
-                timer_nodes.append(payload.timer_root)
-        if timer_nodes:
-            with hierarchical_timer("workers") as main_timer_node:
-                for worker_timer_node in timer_nodes:
-                    main_timer_node.merge(worker_timer_node, root_name="worker_root", is_parallel=True)
-        return self._batcher.collect(worker_steps)
-
-    def _ask_worker_0(self, command_name: str) -> Any:
-        self._check_open()
-        while True:
-            worker = self.env_workers[0]
-            if self._send(worker, command_name):
-                response = self._recv_from(worker)
-                if response is not None:
-                    return response.payload
-            # Worker 0 was lost and restarted: ask the new one.
-
-    def _recv_from(self, worker: UnityEnvWorker) -> EnvironmentResponse | None:
-        """Receive ``worker``'s answer on its pipe, checking that it is alive meanwhile.
-
-        :returns: the answer, or None when the worker was lost and restarted (no answer will come).
-        """
-        while not worker.poll(LIVENESS_CHECK_INTERVAL):
-            if not worker.process.is_alive() and not worker.poll(0):
-                self._worker_failed(worker)
-                return None
-        try:
-            return worker.recv()
-        except _PipeClosed:
-            # The worker exited without answering: after a Ctrl-C it said so on the step queue (a
-            # closed pipe can be seen before that message arrives), after a crash nothing is there.
-            self._worker_failed(worker)
-            return None
-        except UnityException as error:  # the error the worker reported on its pipe
-            self._lost(worker, error)
-            return None
-
-    def _worker_failed(self, worker: UnityEnvWorker) -> None:
-        """Handle a worker that stopped: find the best explanation (the error it reported on either
-        channel if any, else UnityCommunicationException with its exit code), then restart the
-        worker or raise that error."""
-        # Its last message may be on the step queue (all of it once the process is gone); the
-        # other workers' messages stay for the next collection.
-        error: BaseException | None = None
-        for attempt in range(2):
-            kept: list[EnvironmentResponse] = []
-            for response in self._read_step_queue(0.2 if attempt == 0 else 0.0):
-                if response.worker_id != worker.worker_id:
-                    kept.append(response)
-                elif response.name == "env_close":
-                    raise _stopped_after_interrupt(worker.worker_id)
-                elif response.name == "env_error" and error is None:
-                    error = response.payload.to_exception(worker.worker_id)
-            self._unhandled_responses = kept + self._unhandled_responses
-            if error is not None or not worker.process.is_alive():
-                break
-            worker.process.join(1.0)
-        if error is None:
-            error = worker.reported_error()
-        if error is None:
-            error = UnityCommunicationException(
-                f"UnityEnvironment worker {worker.worker_id} stopped unexpectedly. {worker.describe_exit()} "
-                "Its environment may have crashed; see the environment's log."
-            )
-        self._lost(worker, error)
-
-    def _lost(self, worker: UnityEnvWorker, error: BaseException) -> None:
-        """Restart ``worker`` after ``error`` if the restart policy allows it, else raise ``error``
-        (RestartLimitExceeded past the limits). Returns once a new worker runs in its place, reset
-        with the last reset's parameters; a new worker lost in turn is restarted the same way."""
-        worker_id = worker.worker_id
-        if worker is not self.env_workers[worker_id]:
-            return  # a late report about a worker already replaced
-        if self._restart_policy is None or self._closed or not is_restartable(error):
-            raise error
-        number = self._restart_policy.request(worker_id, error)
-        self._count_restart(worker.previous_step)
-        worker.kill()
-        self._drop_queued_responses_of(worker_id)
-        self._batcher.forget(worker_id)
-        logger.warning(
-            "UnityEnvironment worker %d was lost (%s: %s). Restarting it on the same port (restart %d of "
-            "this worker, %d in all). The environment's log: %s",
-            worker_id,
-            type(error).__name__,
-            first_line(error),
-            number,
-            self.restart_count,
-            worker.build_log_path or "unknown",
-        )
-        new = self.create_worker(
-            worker_id, self.step_queue, self._pickled_env_factory, self._context, restart=number
-        )
-        self.env_workers[worker_id] = new
-        self._wait_for_workers_ready([worker_id])
-        if new is not self.env_workers[worker_id]:
-            return  # lost in turn, and replaced by a nested restart (which also reset it)
-        if self._last_reset is not None and self._send(new, "reset", self._last_reset):
-            response = self._recv_from(new)
-            if response is not None:
-                new.previous_step = StepInfo(None, response.payload, None)
-
-    def _drop_queued_responses_of(self, worker_id: int) -> None:
-        """Drop the step-queue messages of a worker that was ended (all of them are in the queue
-        once its process is gone); keep the others' for the next collection."""
-        responses = self._read_step_queue(0)
-        self._unhandled_responses = [response for response in responses if response.worker_id != worker_id]
-        self._step_responses = [
-            response for response in self._step_responses if response.worker_id != worker_id
-        ]
-
-    def _discard_queued_responses(self) -> None:
-        self._unhandled_responses.clear()
-        while True:
-            try:
-                self.step_queue.get_nowait()
-            except (queue.Empty, OSError, ValueError, EOFError):
-                return
-            except Exception:
-                continue  # a result that cannot be unpickled is dropped like the others
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise UnityCommunicationException("The SubprocessEnvManager is closed.")
-
-
-def _stopped_after_interrupt(worker_id: int) -> UnityCommunicationException:
-    return UnityCommunicationException(
-        f"At least one of the environments has closed. (UnityEnvironment worker {worker_id} "
-        "stopped after an interrupt.)"
-    )
+    #: ``create_worker(worker_id, step_queue, pickled_env_factory, context=None, restart=0)``:
+    #: start a worker process without waiting for it (see :func:`start_worker_process`).
+    create_worker = staticmethod(start_worker_process)

@@ -23,8 +23,9 @@ from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.base_unity_environment import BaseUnityEnvironment, StepTexts, StepValues
 from mlagents.envs.brain import AllBrainInfo, BrainParameters
 from mlagents.envs.communicator_objects import CustomResetParameters
-from mlagents.envs.exception import UnityCommunicationException, UnityEnvironmentException
+from mlagents.envs.exception import UnityEnvironmentException
 from mlagents.envs.subprocess_env_manager import SubprocessEnvManager, UnityEnvWorker
+from mlagents.envs.worker_transport import WorkerCommand
 
 __all__ = ["SubprocessUnityEnvironment"]
 
@@ -72,11 +73,11 @@ class SubprocessUnityEnvironment(BaseUnityEnvironment):
             raise UnityEnvironmentException(
                 "Tried to take an environment step bore previous step has completed."
             )
-        self._manager._check_open()
         brain_names = list(self.env_agent_counts)
         per_brain = [
             self._per_brain(argument, brain_names) for argument in (vector_action, memory, text_action, value)
         ]
+        actions_by_worker: dict[int, dict[str, ActionInfo]] = {}
         for worker in self.envs:
             all_action_info: dict[str, ActionInfo] = {}
             for brain_name in brain_names:
@@ -88,8 +89,8 @@ class SubprocessUnityEnvironment(BaseUnityEnvironment):
                 if actions is None and memories is None and texts is None and values is None:
                     continue
                 all_action_info[brain_name] = ActionInfo(actions, memories, texts, values, None)
-            worker.send("step", all_action_info)
-            worker.waiting = True
+            actions_by_worker[worker.worker_id] = all_action_info
+        self._manager.send_actions(actions_by_worker)
         self.waiting = True
 
     def step_await(self) -> AllBrainInfo:
@@ -102,11 +103,8 @@ class SubprocessUnityEnvironment(BaseUnityEnvironment):
             raise UnityEnvironmentException(
                 "Tried to await an environment step, but no async step was taken."
             )
-        results: dict[int, AllBrainInfo] = {}
         try:
-            while len(results) < len(self.envs):
-                for response in self._manager._wait_for_step_responses():
-                    results[response.worker_id] = response.payload.all_brain_info
+            results = self._manager.collect_observations()
         finally:
             self.waiting = False
         return self._merge([results[worker.worker_id] for worker in self.envs])
@@ -137,16 +135,7 @@ class SubprocessUnityEnvironment(BaseUnityEnvironment):
     @property
     def global_done(self) -> bool:
         """True when every worker's academy is done."""
-        self._manager._check_open()
-        answers = []
-        for worker in self.envs:
-            worker.send("global_done")
-        for worker in self.envs:
-            response = self._manager._recv_from(worker)
-            if response is None:  # only a manager that restarts workers answers None
-                raise UnityCommunicationException(f"UnityEnvironment worker {worker.worker_id} was lost.")
-            answers.append(response.payload)
-        return all(answers)
+        return all(self._manager.ask_every_worker(WorkerCommand.GLOBAL_DONE))
 
     @property
     def external_brains(self) -> dict[str, BrainParameters]:
