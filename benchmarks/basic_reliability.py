@@ -95,7 +95,7 @@ if {probe}:
             logits = policy.sess.run(m.all_log_probs, feed)[0]
         else:
             feed = {{"vector_observation": start, "action_masks": masks}}
-            logits = np.asarray(policy.tensorflow_inference(feed, None)["log_probs"])[0]
+            logits = np.asarray(policy.tensorflow_inference(feed, None)["action_probs"])[0]
         p = np.exp(logits - logits.max())
         p /= p.sum()
         entropy = float(-(p * np.log(p)).sum())

@@ -9,12 +9,13 @@ For every variable w with gradient g, at iteration t (starting at 1)::
 Written here rather than taken from Keras because the PPO update is traced once per policy and the
 Keras optimizer's tracing machinery more than doubles that one-time cost (about 3 s instead of 1.4 s
 for the 3DBall network), while the arithmetic is these three lines. The learning rate is an argument
-of :meth:`apply_gradients`, so a decaying schedule needs no extra variable.
+of :meth:`apply_gradients`, so a decaying schedule needs no extra variable. :meth:`minimize` is the
+one gradient step every learner here takes (the policies, the reward signals, pretraining).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import tensorflow as tf
 
@@ -64,3 +65,17 @@ class Adam(tf.Module):
             m.assign(self.beta_1 * m + (1.0 - self.beta_1) * grad)
             v.assign(self.beta_2 * v + (1.0 - self.beta_2) * tf.square(grad))
             variable.assign_sub(scale * m / (tf.sqrt(v) + self.epsilon))
+
+    def minimize(
+        self,
+        losses: Callable[[], dict[str, tf.Tensor]],
+        variables: Sequence[tf.Variable],
+        learning_rate: float | tf.Tensor,
+    ) -> dict[str, tf.Tensor]:
+        """One Adam step on ``losses()["loss"]``, differentiated with respect to ``variables`` (those
+        of the constructor, in its order); returns every value ``losses`` computed."""
+        with tf.GradientTape() as tape:
+            values = losses()
+        gradients = tape.gradient(values["loss"], variables)
+        self.apply_gradients(zip(gradients, variables), learning_rate)
+        return values

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Hashable
 
 from mlagents.envs.brain import BrainInfo
 
-__all__ = ["agent_ids"]
+__all__ = ["AgentId", "agent_ids"]
+
+AgentId = Hashable
+"""An agent's id: ``"$<worker_id>-<id>"`` from an environment (``0`` for the single demonstrator of a
+demonstration buffer); the trainers only use it as a key."""
 
 
-def agent_ids(info: BrainInfo) -> list[Any]:
+def agent_ids(info: BrainInfo) -> list[AgentId]:
     """``info.agents``, one id per agent.
 
     ``BrainInfo`` accepts ``agents=None``, but every BrainInfo built from the environment's messages

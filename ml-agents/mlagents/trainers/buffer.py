@@ -26,9 +26,15 @@ from typing import IO, Any
 
 import numpy as np
 
+from mlagents.envs.action_info import ActionInfoOutputs
+from mlagents.envs.brain import BrainInfo
+from mlagents.trainers.agent_ids import AgentId
 from mlagents.trainers.exception import BufferException
 
-__all__ = ["AgentBufferField", "AgentBuffer", "Buffer", "BufferException"]
+__all__ = ["AgentBufferField", "AgentBuffer", "Buffer", "BufferException", "MiniBatch"]
+
+MiniBatch = dict[str, np.ndarray]
+"""Steps taken from an update buffer for one gradient step: field name -> array of the n steps."""
 
 
 class AgentBufferField(list):
@@ -126,8 +132,8 @@ class AgentBuffer(dict):
 
     def __init__(self) -> None:
         super().__init__()
-        self.last_brain_info: Any = None
-        self.last_take_action_outputs: Any = None
+        self.last_brain_info: BrainInfo | None = None
+        self.last_take_action_outputs: ActionInfoOutputs = None
 
     def __str__(self) -> str:
         return ", ".join(f"'{key}' : {self[key]}" for key in self.keys())
@@ -229,14 +235,14 @@ class Buffer(dict):
         agents = "\n".join(f"\t{key} :\t{self[key]}" for key in self.keys())
         return f"update buffer :\n\t{self.update_buffer}\nlocal_buffers :\n{agents}"
 
-    def __getitem__(self, key: Any) -> AgentBuffer:
+    def __getitem__(self, key: AgentId) -> AgentBuffer:
         if key not in self:
             super().__setitem__(key, AgentBuffer())
         return super().__getitem__(key)
 
     def append_rows(
         self,
-        agent_ids: Sequence[Any],
+        agent_ids: Sequence[AgentId],
         columns: Mapping[str, Sequence[Any]],
         padding_values: Mapping[str, float] | None = None,
     ) -> None:
@@ -278,7 +284,7 @@ class Buffer(dict):
 
     def append_update_buffer(
         self,
-        agent_id: Any,
+        agent_id: AgentId,
         key_list: Sequence[str] | None = None,
         batch_size: int | None = None,
         training_length: int | None = None,

@@ -1,4 +1,5 @@
-"""Reading demonstration files (``.demo``) into BrainInfos and into an experience buffer.
+"""Demonstrations: reading ``.demo`` files into BrainInfos and an experience buffer, and checking
+that they fit the brain that learns from them.
 
 A ``.demo`` file (demonstration API version 1, the layout Unity ML-Agents 0.8 and 0.9 write):
 
@@ -13,6 +14,12 @@ A ``.demo`` file (demonstration API version 1, the layout Unity ML-Agents 0.8 an
 turns consecutive decisions into (observation, action taken) pairs in the update buffer of a
 :class:`~mlagents.trainers.buffer.Buffer`; :func:`demo_to_buffer` does both. Every problem with a
 path or a file raises a :class:`DemonstrationError` with a one-line message.
+
+Whoever learns from demonstrations (offline BC, PPO's pretraining, the GAIL signal) reads them with
+:func:`load_demonstrations_for`, which refuses demonstrations of another brain with
+:func:`check_demo_compatible`: every :class:`~mlagents.envs.brain.BrainParameters` field but the name
+must be the brain's (:data:`COMPARED_FIELDS`), the rule of the offline BC trainer of v0.9, the
+strictest check v0.9 made (its GAIL signal and pretraining checked nothing).
 """
 
 from __future__ import annotations
@@ -20,12 +27,14 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from google.protobuf.message import DecodeError
 
 from mlagents.envs.brain import BrainInfo, BrainParameters
 from mlagents.envs.communicator_objects import AgentInfoProto, BrainParametersProto, DemonstrationMetaProto
+from mlagents.envs.exception import UnityException
 from mlagents.trainers.buffer import Buffer
 from mlagents.trainers.exception import UnityTrainerException
 
@@ -39,31 +48,46 @@ BRAIN_PARAMETERS_OFFSET = META_DATA_BYTES + 1
 DEMO_EXTENSION = ".demo"
 
 __all__ = [
+    "COMPARED_FIELDS",
     "DemonstrationError",
     "DemonstrationNotFoundError",
     "DemonstrationPathError",
     "DemonstrationFileError",
-    "load_demonstration",
-    "make_demo_buffer",
+    "brain_differences",
+    "check_demo_compatible",
     "demo_to_buffer",
+    "demonstration_brain",
+    "load_demonstration",
+    "load_demonstrations_for",
+    "make_demo_buffer",
     "read_varint",
 ]
 
 
 class DemonstrationError(UnityTrainerException):
-    """A demonstration path or file cannot be used (the message says which and why)."""
+    """A demonstration path or file cannot be used, or does not fit its brain (the message says
+    which and why)."""
+
+    #: Reported under the name of the documented class it refines.
+    report_as_parent = True
 
 
 class DemonstrationNotFoundError(DemonstrationError, FileNotFoundError):
     """The demonstration file or folder does not exist."""
 
+    report_as_parent = True
+
 
 class DemonstrationPathError(DemonstrationError, ValueError):
     """The path is not a ``.demo`` file, or a folder without ``.demo`` files."""
 
+    report_as_parent = True
+
 
 class DemonstrationFileError(DemonstrationError, ValueError):
     """The file is empty, truncated, corrupt or of another demonstration format version."""
+
+    report_as_parent = True
 
 
 def read_varint(data: bytes, position: int) -> tuple[int, int]:
@@ -227,17 +251,24 @@ def load_demonstration(file_path: str) -> tuple[BrainParameters, list[BrainInfo]
         decision (all files in order) and the total number of steps the files' headers announce.
     :raises DemonstrationNotFoundError: (a FileNotFoundError) the path does not exist.
     :raises DemonstrationPathError: (a ValueError) not a .demo file, or a folder without one.
-    :raises DemonstrationFileError: (a ValueError) a file is empty, truncated, corrupt, of another
-        version, or no file holds any step.
+    :raises DemonstrationFileError: (a ValueError) a file cannot be read, is empty, truncated,
+        corrupt, of another version, or no file holds any step.
     """
     brain_params: BrainParameters | None = None
     brain_infos: list[BrainInfo] = []
     total_expected = 0
     for path in _demo_files(file_path):
-        meta, brain_proto, infos = read_demonstration_file(path)
+        try:
+            meta, brain_proto, infos = read_demonstration_file(path)
+            brain_params = BrainParameters.from_proto(brain_proto)
+            brain_infos.extend(_one_agent_infos(infos, brain_params))
+        except DemonstrationError:
+            raise
+        except (OSError, ValueError, UnityException) as error:
+            raise DemonstrationFileError(
+                f"The demonstration file {path} could not be read: {error}"
+            ) from None
         total_expected += meta.number_steps
-        brain_params = BrainParameters.from_proto(brain_proto)
-        brain_infos.extend(_one_agent_infos(infos, brain_params))
     if brain_params is None or not brain_infos:
         raise DemonstrationFileError(
             f"The demonstration {file_path} holds no recorded steps (was the recording stopped at once?)."
@@ -286,3 +317,75 @@ def demo_to_buffer(file_path: str, sequence_length: int) -> tuple[BrainParameter
     """
     brain_params, brain_infos, _ = load_demonstration(file_path)
     return brain_params, make_demo_buffer(brain_infos, brain_params, sequence_length)
+
+
+def demonstration_brain(demo_path: str) -> BrainParameters:
+    """The brain parameters the demonstrations at ``demo_path`` were recorded with (of the last file
+    of a folder, as :func:`load_demonstration` returns them).
+
+    :raises DemonstrationError: see :func:`load_demonstration`.
+    """
+    brain_params, _, _ = load_demonstration(demo_path)
+    return brain_params
+
+
+# ---------------------------------------------------------------------------------------- fitting a brain
+
+#: The BrainParameters fields a demonstration must share with the brain that learns from it.
+COMPARED_FIELDS = (
+    "vector_observation_space_size",
+    "num_stacked_vector_observations",
+    "camera_resolutions",
+    "vector_action_space_size",
+    "vector_action_descriptions",
+    "vector_action_space_type",
+)
+
+
+def _normalized(value: Any) -> Any:
+    """Lists and tuples alike, whole floats as ints: ``(3,)`` equals ``[3.0]``."""
+    if isinstance(value, list | tuple):
+        return [_normalized(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _normalized(item) for key, item in value.items()}
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def brain_differences(demo: BrainParameters, brain: BrainParameters) -> list[str]:
+    """The :data:`COMPARED_FIELDS` in which ``demo`` and ``brain`` differ, as readable texts."""
+    differences = []
+    for name in COMPARED_FIELDS:
+        demo_value, brain_value = getattr(demo, name), getattr(brain, name)
+        if _normalized(demo_value) != _normalized(brain_value):
+            differences.append(
+                f"{name} is {demo_value!r} in the demonstration but {brain_value!r} in the brain"
+            )
+    return differences
+
+
+def check_demo_compatible(demo: BrainParameters, brain: BrainParameters, demo_path: str) -> None:
+    """:raises DemonstrationError: the demonstration at ``demo_path``, recorded with ``demo``, has other
+    observations or actions than ``brain`` (see :data:`COMPARED_FIELDS`)."""
+    differences = brain_differences(demo, brain)
+    if differences:
+        raise DemonstrationError(
+            "The provided demonstration is not compatible with the brain being used for performance "
+            f"evaluation: {demo_path} was recorded by brain {demo.brain_name} and its "
+            f"{'; '.join(differences)} {brain.brain_name}. Record a demonstration with this brain."
+        )
+
+
+def load_demonstrations_for(
+    brain: BrainParameters, demo_path: str, sequence_length: int
+) -> tuple[BrainParameters, Buffer]:
+    """The demonstrations at ``demo_path`` as a buffer (:func:`demo_to_buffer`), checked to fit
+    ``brain`` (:func:`check_demo_compatible`).
+
+    :raises DemonstrationError: no readable demonstration at ``demo_path``, or one recorded with other
+        observations or actions.
+    """
+    demo_brain, buffer = demo_to_buffer(demo_path, sequence_length)
+    check_demo_compatible(demo_brain, brain, demo_path)
+    return demo_brain, buffer

@@ -35,7 +35,7 @@ import tensorflow as tf
 
 from mlagents.envs.blas_threads import use_single_blas_thread
 from mlagents.trainers.layers import branch_bounds
-from mlagents.trainers.models import LearningModel
+from mlagents.trainers.models import ACTION_CLIP, LearningModel
 
 __all__ = ["NumpyPolicyNetwork", "unsupported_reason"]
 
@@ -44,6 +44,7 @@ LOGGER = logging.getLogger("mlagents.trainers")
 _HALF_LOG_2PI = np.float32(0.5 * math.log(2.0 * math.pi))
 _LOG_2PI_E = np.float32(math.log(2.0 * math.pi * math.e))
 _EPSILON = np.float32(1.0e-7)
+_ACTION_CLIP = np.float32(ACTION_CLIP)
 
 
 def unsupported_reason(model: LearningModel) -> str | None:
@@ -210,7 +211,7 @@ class NumpyPolicyNetwork:
         :param vector: (n, vec_size) float32 observations (not normalized).
         :param action_masks: discrete control: (n, sum(branches)), 1 allowed / 0 masked.
         :param epsilon: continuous control: (n, d) standard normal noise.
-        :returns: ``log_probs``, ``value_heads``, ``value``, ``entropy`` and, for discrete control,
+        :returns: ``action_probs``, ``value_heads``, ``value``, ``entropy`` and, for discrete control,
             ``masked_log_probs``, for continuous control ``action`` and ``pre_action``.
         """
         if not self.synced:
@@ -227,18 +228,18 @@ class NumpyPolicyNetwork:
             hidden_value = self._streams[1](x)
             mu = hidden_policy @ self._policy_kernel + self._policy_bias
             action_pre = mu + self._sigma * epsilon
-            log_probs = (
+            action_probs = (
                 np.float32(-0.5) * np.square(action_pre - mu) / self._sigma_squared
                 - _HALF_LOG_2PI
                 - np.float32(0.5) * self._log_sigma_squared
             )
             values, value = self._values(hidden_value)
             return {
-                "log_probs": log_probs,
+                "action_probs": action_probs,
                 "value_heads": values,
                 "value": value,
                 "entropy": np.full(len(x), self._entropy, dtype=np.float32),
-                "action": np.clip(action_pre, np.float32(-3.0), np.float32(3.0)) / np.float32(3.0),
+                "action": np.clip(action_pre, -_ACTION_CLIP, _ACTION_CLIP) / _ACTION_CLIP,
                 "pre_action": action_pre,
             }
         assert action_masks is not None
@@ -271,7 +272,7 @@ class NumpyPolicyNetwork:
         masked = parts[0] if single else np.concatenate(parts, axis=1)
         values, value = self._values(hidden)
         return {
-            "log_probs": logits,
+            "action_probs": logits,
             "value_heads": values,
             "value": value,
             "entropy": entropy,

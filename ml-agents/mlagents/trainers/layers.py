@@ -265,7 +265,7 @@ class Normalizer(tf.Module):
     TensorFlow use of the normalizer does while it is built, eager code each time, the exporters and
     the numpy copy when it re-reads the weights), saving a checkpoint (the checkpoint walks the
     normalizer's variables through :meth:`_trackable_children`), and before each run of a traced
-    function that reads them (:class:`~mlagents.trainers.tf_policy.FixedSignatureFunction`, through
+    function that reads them (:class:`~mlagents.trainers.fixed_signature.FixedSignatureFunction`, through
     :func:`recording_normalizer_reads`). The variables then hold exactly what immediate assigns
     would have written.
     """

@@ -9,14 +9,14 @@ everything to a :class:`TrainerController`.
 
 Errors a user can cause end the command with one line naming the problem and exit status 1. Those
 in the files (a missing or malformed configuration file, an unknown trainer type, a missing or
-invalid hyper-parameter or reward signal, a demonstration file that does not exist, a malformed
-curriculum or sampler file) are found before any environment is launched, and so are, for an example
-build, demonstrations recorded with other observations or actions than the brain's and a
-``brain_to_imitate`` the build does not have (its brains are read from the example catalogue);
-those that need the environment (a brain without configuration, a curriculum for a brain or
-parameter it does not have, those imitation errors for other builds, an environment that cannot
-be launched) right after it started, before the first step. Ctrl-C during training saves and
-exports the models, then ends with status 0.
+invalid hyper-parameter or reward signal, demonstrations of the default section that cannot be read,
+a malformed curriculum or sampler file) are found before any environment is launched, and so are,
+for an example build, the demonstrations of the brains it trains (that they can be read and fit the
+brain) and a ``brain_to_imitate`` the build does not have (its brains are read from the example
+catalogue; see :mod:`mlagents.trainers.prelaunch`); those that need the environment (a brain without
+configuration, a curriculum for a brain or parameter it does not have, those demonstration and
+imitation errors for other builds, an environment that cannot be launched) right after it started,
+before the first step. Ctrl-C during training saves and exports the models, then ends with status 0.
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ from mlagents.envs.base_unity_environment import BaseUnityEnvironment
 from mlagents.envs.env_manager import EnvManager
 from mlagents.envs.exception import SamplerException, UnityException
 from mlagents.envs.sampler_class import SamplerManager
-from mlagents.trainers.components.bc.compatibility import check_demo_paths
 from mlagents.trainers.exception import MetaCurriculumError, TrainerError
 from mlagents.trainers.meta_curriculum import MetaCurriculum
 from mlagents.trainers.prelaunch import check_before_launch
@@ -101,7 +100,7 @@ Options:
                              summaries [default: None].
   --no-graphics              Launch the environment with -nographics -batchmode.
   --debug                    Log in detail (DEBUG level).
-  --multi-gpu                Use several GPUs for the PPO updates when more than one is visible.
+  --multi-gpu                Accepted for compatibility with 0.9.2+; training uses one device.
   --env-manager=<kind>       How the environment workers run: subprocess (processes on this
                              machine) or ray (Ray actors, on a local Ray instance or the
                              cluster of --ray-address) [default: subprocess].
@@ -333,11 +332,9 @@ def run_training(sub_id: int, run_seed: int, options: RunOptions | Mapping[str, 
     curriculum_folder = run.curriculum_dir()
 
     trainer_config = load_trainer_config(run.trainer_config_file())
-    check_demo_paths(trainer_config)
-    if run.docker_target_name is None:
-        # An example build's brains are known without starting it: errors of settings that name
-        # demonstrations or brains show at once.
-        check_before_launch(trainer_config, run.env_path)
+    # An example build's brains are known without starting it: errors of settings that name
+    # demonstrations or brains show at once (in a docker volume the build is not one of ours).
+    check_before_launch(trainer_config, run.env_path if run.docker_target_name is None else None)
     sampler_manager, resampling_interval = create_sampler_manager(run.sampler_file_path, {}, run_seed)
     meta_curriculum = try_create_meta_curriculum(curriculum_folder, None, run.lesson)
     # Imported only now so that `mlagents-learn --help`, command-line and configuration errors

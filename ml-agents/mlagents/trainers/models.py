@@ -39,11 +39,13 @@ from mlagents.trainers.exception import UnityPolicyException
 from mlagents.trainers.export.network import NetworkWeights, StreamWeights
 from mlagents.trainers.layers import Dense, Initializer, LSTMCell, Normalizer, masked_log_probs
 
-__all__ = ["EncoderType", "LearningModel", "Tensors"]
+__all__ = ["ACTION_CLIP", "EncoderType", "LearningModel", "Tensors"]
 
 Tensors = dict[str, tf.Tensor]
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+#: A continuous action is the Gaussian sample clipped to [-ACTION_CLIP, ACTION_CLIP] and divided by it.
+ACTION_CLIP = 3.0
 
 
 class LearningModel(tf.Module):
@@ -155,7 +157,7 @@ class LearningModel(tf.Module):
             parts.append(vector_encoder(vector))
         return parts[0] if len(parts) == 1 else tf.concat(parts, axis=1)
 
-    def input_signature(self, training_length: int | None = None) -> dict[str, tf.TensorSpec]:
+    def input_signature(self) -> dict[str, tf.TensorSpec]:
         """TensorSpecs of the observation inputs (batch dimension left open)."""
         spec: dict[str, tf.TensorSpec] = {}
         if self.vec_obs_size > 0:
@@ -317,7 +319,7 @@ class LearningModel(tf.Module):
             mu = out["mu"]
             action_pre = mu + tf.sqrt(tf.exp(self.log_sigma_squared)) * epsilon
             out["action_pre"] = action_pre
-            out["action"] = tf.clip_by_value(action_pre, -3.0, 3.0) / 3.0
+            out["action"] = tf.clip_by_value(action_pre, -ACTION_CLIP, ACTION_CLIP) / ACTION_CLIP
             out["action_probs"] = self.continuous_log_probs(action_pre, mu)
             out["entropy"] = self.continuous_entropy(mu)
         else:

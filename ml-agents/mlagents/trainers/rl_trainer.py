@@ -15,15 +15,19 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
-from mlagents.envs.brain import AllBrainInfo, BrainInfo
-from mlagents.trainers.agent_ids import agent_ids
+from mlagents.envs.action_info import ActionInfoOutputs
+from mlagents.envs.brain import AllBrainInfo, BrainInfo, BrainParameters
+from mlagents.trainers.agent_ids import AgentId, agent_ids
 from mlagents.trainers.buffer import Buffer
 from mlagents.trainers.components.reward_signals import RewardSignalResult
-from mlagents.trainers.trainer import Trainer
+from mlagents.trainers.settings import TrainerSettings
+from mlagents.trainers.trainer import CUMULATIVE_REWARD_TAG, EPISODE_LENGTH_TAG, Trainer
 
 LOGGER = logging.getLogger("mlagents.trainers")
 
@@ -31,11 +35,12 @@ RewardSignalResults = dict[str, RewardSignalResult]
 
 ENTROPY_TAG = "Policy/Entropy"
 LEARNING_RATE_TAG = "Policy/Learning Rate"
-EPISODE_LENGTH_TAG = "Environment/Episode Length"
-CUMULATIVE_REWARD_TAG = "Environment/Cumulative Reward"
 
 
-def _cached(cache: dict[int, Any], info: BrainInfo, compute: Any) -> Any:
+V = TypeVar("V")
+
+
+def _cached(cache: dict[int, V], info: BrainInfo, compute: Callable[[BrainInfo], V]) -> V:
     """``compute(info)``, computed once per BrainInfo object for the lifetime of ``cache``."""
     key = id(info)
     if key not in cache:
@@ -43,7 +48,7 @@ def _cached(cache: dict[int, Any], info: BrainInfo, compute: Any) -> Any:
     return cache[key]
 
 
-def _index_map(info: BrainInfo) -> dict[Any, int]:
+def _index_map(info: BrainInfo) -> dict[AgentId, int]:
     return {agent_id: i for i, agent_id in enumerate(agent_ids(info))}
 
 
@@ -51,13 +56,13 @@ Rows = np.ndarray | None
 """Agent rows of a BrainInfo or of policy outputs: an int array, or None for all rows in order."""
 
 
-def take_rows(values: Any, rows: Rows) -> np.ndarray:
+def take_rows(values: npt.ArrayLike, rows: Rows) -> np.ndarray:
     """The rows ``rows`` of ``values`` (all of them, without a copy, for None)."""
     array = np.asarray(values)
     return array if rows is None else array[rows]
 
 
-def _mean(values: Any) -> float:
+def _mean(values: npt.ArrayLike) -> float:
     """``float(np.mean(values))`` (same dtype, same result) without np.mean's per-call overhead."""
     array = np.asarray(values)
     if array.size == 0 or array.dtype not in (np.float32, np.float64):
@@ -78,11 +83,18 @@ class RLTrainer(Trainer):
         current episode (the environment's raw reward, the signals' scaled rewards).
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        brain: BrainParameters,
+        trainer_parameters: TrainerSettings | Mapping[str, Any],
+        training: bool,
+        run_id: str,
+        reward_buff_cap: int = 1,
+    ) -> None:
+        super().__init__(brain, trainer_parameters, training, run_id, reward_buff_cap)
         self.training_buffer = Buffer()
-        self.episode_steps: dict[Any, int] = defaultdict(int)
-        self.collected_rewards: dict[str, dict[Any, float]] = {"environment": defaultdict(float)}
+        self.episode_steps: dict[AgentId, int] = defaultdict(int)
+        self.collected_rewards: dict[str, dict[AgentId, float]] = {"environment": defaultdict(float)}
 
     # ------------------------------------------------------------------ collection
 
@@ -93,7 +105,7 @@ class RLTrainer(Trainer):
         """
         next_agents = agent_ids(next_info)
         rows = []
-        index_maps: dict[int, dict[Any, int]] = {}
+        index_maps: dict[int, dict[AgentId, int]] = {}
         for agent_id in next_agents:
             info = self.training_buffer[agent_id].last_brain_info
             if info is None:
@@ -105,7 +117,7 @@ class RLTrainer(Trainer):
         vector = np.asarray([info.vector_observations[idx] for info, idx in rows])
         if len(rows) == 0:
             vector = np.zeros((0,) + np.shape(next_info.vector_observations)[1:])
-        memories: Any = np.zeros((0, 0))
+        memories: np.ndarray = np.zeros((0, 0))
         if self.policy.use_recurrent:
             memory_cache: dict[int, np.ndarray] = {}
             memories = np.asarray(
@@ -142,7 +154,7 @@ class RLTrainer(Trainer):
         self,
         curr_all_info: AllBrainInfo,
         next_all_info: AllBrainInfo,
-        take_action_outputs: dict[str, Any] | None,
+        take_action_outputs: ActionInfoOutputs,
     ) -> None:
         """Append the transition ``curr_all_info -> next_all_info`` to the agents' trajectories.
 
@@ -179,7 +191,7 @@ class RLTrainer(Trainer):
             name: signal.evaluate(curr_to_use, next_info) for name, signal in policy.reward_signals.items()
         }
         next_done = np.asarray(next_info.local_done, dtype=bool).reshape(-1)
-        decisions: list[tuple[BrainInfo, Any, Rows, Rows]]
+        decisions: list[tuple[BrainInfo, ActionInfoOutputs, Rows, Rows]]
         if same_agents:
             decisions = [(curr_info, take_action_outputs, None, None)]
         else:
@@ -210,14 +222,14 @@ class RLTrainer(Trainer):
             if not done:
                 self.episode_steps[agent_id] += 1
 
-    def _decisions_of(self, next_info: BrainInfo) -> list[tuple[BrainInfo, Any, Rows, Rows]]:
+    def _decisions_of(self, next_info: BrainInfo) -> list[tuple[BrainInfo, ActionInfoOutputs, Rows, Rows]]:
         """The agents of ``next_info`` grouped by the decision they last took part in.
 
         :returns: per decision (BrainInfo, its policy outputs, the agents' rows in that BrainInfo,
             their rows in ``next_info``); agents that never decided are left out.
         """
-        groups: dict[tuple[int, int], tuple[BrainInfo, Any, list[int], list[int]]] = {}
-        index_maps: dict[int, dict[Any, int]] = {}
+        groups: dict[tuple[int, int], tuple[BrainInfo, ActionInfoOutputs, list[int], list[int]]] = {}
+        index_maps: dict[int, dict[AgentId, int]] = {}
         for next_idx, agent_id in enumerate(agent_ids(next_info)):
             agent_buffer = self.training_buffer[agent_id]
             stored_info = agent_buffer.last_brain_info
@@ -296,7 +308,9 @@ class RLTrainer(Trainer):
             columns[f"{name}_value_estimates"] = take_rows(estimates, agent_idx).tolist()
         return columns
 
-    def add_policy_outputs(self, take_action_outputs: dict[str, Any], agent_id: Any, agent_idx: int) -> None:
+    def add_policy_outputs(
+        self, take_action_outputs: dict[str, Any], agent_id: AgentId, agent_idx: int
+    ) -> None:
         """Append what the trainer keeps of the policy's outputs for one agent (row ``agent_idx``)."""
         columns = self.policy_output_columns(take_action_outputs, np.array([agent_idx]))
         self.training_buffer.append_rows([agent_id], columns)
@@ -305,7 +319,7 @@ class RLTrainer(Trainer):
         self,
         rewards_out: RewardSignalResults,
         values: dict[str, np.ndarray],
-        agent_id: Any,
+        agent_id: AgentId,
         agent_idx: int,
         agent_next_idx: int,
     ) -> None:
@@ -316,7 +330,11 @@ class RLTrainer(Trainer):
         self.training_buffer.append_rows([agent_id], columns)
 
     def _collect_rewards(
-        self, agent_ids: list[Any], env_rewards: Any, rewards_out: RewardSignalResults, next_idx: Rows
+        self,
+        agent_ids: list[AgentId],
+        env_rewards: list[float] | None,
+        rewards_out: RewardSignalResults,
+        next_idx: Rows,
     ) -> None:
         """Add the step's rewards (rows ``next_idx``) to the agents' episode sums."""
         sums = {"environment": np.asarray(env_rewards, dtype=np.float32).reshape(-1)}
@@ -354,7 +372,7 @@ class RLTrainer(Trainer):
             for rewards in self.collected_rewards.values():
                 rewards.pop(agent_id, None)
 
-    def _update_end_episode_stats(self, agent_id: Any) -> None:
+    def _update_end_episode_stats(self, agent_id: AgentId) -> None:
         """Record the finished episode of ``agent_id`` and reset its counters."""
         self.stats[EPISODE_LENGTH_TAG].append(float(self.episode_steps.get(agent_id, 0)))
         self.episode_steps[agent_id] = 0

@@ -7,28 +7,36 @@ the behavioural-cloning trainers) with its reward signals
 (:class:`RewardSignalSettings`) and optional ``pretraining`` section (:class:`PretrainingSettings`).
 Numbers are cast, defaults filled in and values checked here, and only here: the trainers, policies
 and reward signals take these objects and use their values as they are. Errors name the hyper-parameter,
-the brain (or section) and, when known, the configuration file.
+the brain (or section) and, when known, the configuration file. Whether the files a section names
+exist, and fit the brain, is checked by :mod:`mlagents.trainers.prelaunch` and by the components
+that read them, not here.
 
 YAML keys stay those of the v0.9 trainer configuration (see docs/Training-ML-Agents.md); keys a
 trainer does not use are kept in ``extra`` and shown with the hyper-parameters.
 
-New trainer types register their settings class in :data:`TRAINER_SETTINGS`; the behavioural-cloning
-trainers read :class:`OfflineBCSettings` (``demo_path``) and :class:`OnlineBCSettings`
-(``brain_to_imitate``, ``time_horizon``), both with ``batches_per_epoch`` (:class:`BCSettings`).
+The two registries at the end of this module are the only lists of what a configuration may name:
+:data:`TRAINER_KINDS` (the ``trainer`` key: settings class and trainer class) and
+:data:`REWARD_SIGNAL_KINDS` (the names under ``reward_signals``: settings class and signal class).
+The classes that train are named by their dotted path and imported only when a brain uses them, so
+that reading a configuration needs no TensorFlow.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
-import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from mlagents.envs.exception import UnityEnvironmentException
 from mlagents.envs.restart_policy import RestartLimits
 from mlagents.trainers.exception import TrainerError, UnityPolicyException, UnityTrainerException
+
+if TYPE_CHECKING:
+    from mlagents.trainers.components.reward_signals import RewardSignal
+    from mlagents.trainers.trainer import Trainer
 
 __all__ = [
     "BCSettings",
@@ -37,7 +45,7 @@ __all__ = [
     "CuriositySettings",
     "ExtrinsicSettings",
     "GAILSettings",
-    "MissingDemonstrationError",
+    "Kind",
     "MissingHyperParameterError",
     "MissingTrainerTypeError",
     "OfflineBCSettings",
@@ -45,12 +53,10 @@ __all__ = [
     "PPOSettings",
     "PolicySettings",
     "PretrainingSettings",
-    "REWARD_SIGNAL_SETTINGS",
+    "REWARD_SIGNAL_KINDS",
     "RewardSignalSettings",
     "RunOptions",
-    "SignalNotAvailableError",
-    "TrainerNotAvailableError",
-    "TRAINER_SETTINGS",
+    "TRAINER_KINDS",
     "TrainerConfig",
     "TrainerSettingsError",
     "TrainerSettings",
@@ -83,34 +89,6 @@ class MissingTrainerTypeError(UnityEnvironmentException):
 
     #: Reported under the name of the documented class it refines.
     report_as_parent = True
-
-
-class SignalNotAvailableError(UnityTrainerException):
-    """A section asks for a reward signal of the 0.9 toolkit that this version does not provide."""
-
-    #: Reported under the name of the documented class it refines.
-    report_as_parent = True
-
-
-class MissingDemonstrationError(UnityTrainerException):
-    """A ``demo_path`` names neither a ``.demo`` file nor a folder.
-
-    Like an unavailable signal, it fails only when the brain of that section is trained: a shared
-    configuration (``config/gail_config.yaml``) may name demonstrations of examples one does not use.
-    """
-
-    #: Reported under the name of the documented class it refines.
-    report_as_parent = True
-
-
-class TrainerNotAvailableError(UnityEnvironmentException):
-    """A section asks for a trainer type of the 0.9 toolkit that this version does not provide."""
-
-    #: Reported under the name of the documented class it refines.
-    report_as_parent = True
-
-
-NOT_AVAILABLE_ERRORS = (SignalNotAvailableError, TrainerNotAvailableError, MissingDemonstrationError)
 
 
 # ---------------------------------------------------------------------------------------- command line
@@ -304,12 +282,12 @@ class ConfigSource:
 
     :param section: the brain name, or ``"default"`` for the default section.
     :param path: the configuration file, when known.
-    :param trainer_class: dotted name of the trainer class that reads the section.
+    :param trainer_class: dotted name of the trainer class that reads the section (None: PPO's).
     """
 
     section: str
     path: str | None = None
-    trainer_class: str = "mlagents.trainers.ppo.trainer.PPOTrainer"
+    trainer_class: str | None = None
 
     @property
     def where(self) -> str:
@@ -322,11 +300,11 @@ class ConfigSource:
     @property
     def trainer_label(self) -> str:
         """The trainer class as Python prints it: ``<class 'module.Class'>``."""
-        return f"<class '{self.trainer_class}'>"
+        return f"<class '{self.trainer_class or TRAINER_KINDS['ppo'].class_path}'>"
 
     @property
     def trainer_name(self) -> str:
-        return self.trainer_class.rsplit(".", 1)[-1]
+        return (self.trainer_class or TRAINER_KINDS["ppo"].class_path).rsplit(".", 1)[-1]
 
     def missing(self, key: str) -> MissingHyperParameterError:
         return MissingHyperParameterError(
@@ -462,10 +440,9 @@ def _parse_fields(
 class RewardSignalSettings:
     """Hyper-parameters of one reward signal (the ``extrinsic`` signal: strength and gamma).
 
-    Signals with more hyper-parameters subclass it and register in :data:`REWARD_SIGNAL_SETTINGS`.
+    Signals with more hyper-parameters subclass it; every signal is registered, with its settings
+    class, in :data:`REWARD_SIGNAL_KINDS`.
     """
-
-    signal_class: ClassVar[str] = "RewardSignal"
 
     name: str
     strength: float = _setting(real())
@@ -486,14 +463,10 @@ class RewardSignalSettings:
             if source is not None and source.section
             else ""
         )
-        settings_class = REWARD_SIGNAL_SETTINGS.get(name)
-        if settings_class is None:
-            if name in SIGNALS_NOT_YET_AVAILABLE:
-                raise SignalNotAvailableError(
-                    f"Unknown reward signal type {name}: the {name} reward signal is not available in this "
-                    f"version; available signals: {', '.join(REWARD_SIGNAL_SETTINGS)}{context}."
-                )
+        kind = REWARD_SIGNAL_KINDS.get(name)
+        if kind is None:
             raise UnityTrainerException(f"Unknown reward signal type {name}{context}")
+        settings_class = kind.settings_class
         if config is not None and not isinstance(config, Mapping):
             raise TrainerSettingsError(
                 f"The reward signal {name} must be a mapping of hyper-parameters, not {config!r}{context}."
@@ -502,21 +475,13 @@ class RewardSignalSettings:
 
         def missing(key: str) -> Exception:
             return MissingHyperParameterError(
-                f"The hyper-parameter {key} could not be found for {settings_class.signal_class}{context}."
+                f"The hyper-parameter {key} could not be found for {kind.class_name}{context}."
             )
 
         values, extra = _parse_fields(settings_class, config or {}, signal_source, missing)
         if extra:
             raise TrainerSettingsError(f"Unknown parameters given for reward signal {name}{context}")
-        settings = settings_class(name=name, **values)
-        settings.check(context)
-        return settings
-
-    def check(self, context: str) -> None:
-        """Checks of the values against the world (files); none for most signals.
-
-        :param context: where the section is, for error messages (may be empty).
-        """
+        return settings_class(name=name, **values)
 
     def signal_kwargs(self) -> dict[str, Any]:
         """The keyword arguments of the signal's constructor (every hyper-parameter but the name)."""
@@ -530,15 +495,11 @@ class RewardSignalSettings:
 class ExtrinsicSettings(RewardSignalSettings):
     """The environment's reward: ``strength`` and ``gamma``."""
 
-    signal_class: ClassVar[str] = "ExtrinsicRewardSignal"
-
 
 @dataclass(frozen=True, kw_only=True)
 class CuriositySettings(RewardSignalSettings):
     """The intrinsic curiosity module: ``encoding_size`` is required (as in 0.9), ``learning_rate``
     of its own optimizer defaults to 3e-4."""
-
-    signal_class: ClassVar[str] = "CuriosityRewardSignal"
 
     encoding_size: int = _setting(whole(1))
     learning_rate: float = _setting(real(0.0), 3e-4)
@@ -549,33 +510,11 @@ class GAILSettings(RewardSignalSettings):
     """Generative adversarial imitation from the demonstrations at ``demo_path`` (a ``.demo`` file
     or a folder of them), with the optional variational bottleneck ``use_vail``."""
 
-    signal_class: ClassVar[str] = "GAILRewardSignal"
-
     demo_path: str = _setting(text)
     encoding_size: int = _setting(whole(1), 64)
     learning_rate: float = _setting(real(0.0), 3e-4)
     use_actions: bool = _setting(flag, False)
     use_vail: bool = _setting(flag, False)
-
-    def check(self, context: str) -> None:
-        """:raises MissingDemonstrationError: ``demo_path`` is neither a file nor a folder."""
-        if not os.path.exists(self.demo_path):
-            raise MissingDemonstrationError(
-                f"The demonstration file or directory {self.demo_path} of the gail reward signal does not "
-                f"exist{context}: set demo_path to a .demo file or a folder of .demo files (a relative path "
-                f"starts from {os.getcwd()})."
-            )
-
-
-REWARD_SIGNAL_SETTINGS: dict[str, type[RewardSignalSettings]] = {
-    "extrinsic": ExtrinsicSettings,
-    "curiosity": CuriositySettings,
-    "gail": GAILSettings,
-}
-"""Reward signal name -> its settings class (the signal classes are in ``components/reward_signals``)."""
-
-SIGNALS_NOT_YET_AVAILABLE: tuple[str, ...] = ()
-"""Signals of the 0.9 toolkit that this version does not provide yet."""
 
 
 def parse_reward_signals(value: Any, source: ConfigSource) -> dict[str, RewardSignalSettings]:
@@ -684,7 +623,8 @@ class TrainerSettings:
 
     @classmethod
     def default_trainer(cls) -> str:
-        return "ppo"
+        """The ``trainer`` value of this class in :data:`TRAINER_KINDS` (``ppo`` for a base class)."""
+        return next((name for name, kind in TRAINER_KINDS.items() if kind.settings_class is cls), "ppo")
 
     @classmethod
     def _sections(cls) -> tuple[str, ...]:
@@ -697,6 +637,10 @@ class TrainerSettings:
 
     def check(self, source: ConfigSource) -> None:
         """Checks across several values (none at this level)."""
+
+    def demonstrations(self) -> list[tuple[str, str]]:
+        """(key, path) of every demonstration the section reads: none at this level."""
+        return []
 
     def require_paths(self, source: ConfigSource) -> None:
         """:raises MissingHyperParameterError: ``summary_path`` or ``model_path`` was not set."""
@@ -762,8 +706,6 @@ VIS_ENCODE_TYPES = ("simple", "nature_cnn", "resnet")
 class PPOSettings(PolicySettings):
     """The hyper-parameters of a ``trainer: ppo`` brain (see docs/Training-PPO.md)."""
 
-    trainer_class: ClassVar[str] = "mlagents.trainers.ppo.trainer.PPOTrainer"
-
     beta: float = _setting(real(0.0))
     buffer_size: int = _setting(whole(1))
     epsilon: float = _setting(real(0.0))
@@ -788,6 +730,16 @@ class PPOSettings(PolicySettings):
             "pretraining": PretrainingSettings.from_dict(params.get("pretraining"), source),
         }
 
+    def demonstrations(self) -> list[tuple[str, str]]:
+        """``pretraining demo_path`` and the ``demo_path`` of every ``gail`` signal."""
+        found = [("pretraining demo_path", self.pretraining.demo_path)] if self.pretraining else []
+        found.extend(
+            (f"{name} demo_path", signal.demo_path)
+            for name, signal in self.reward_signals.items()
+            if isinstance(signal, GAILSettings)
+        )
+        return found
+
 
 @dataclass(frozen=True, kw_only=True)
 class BCSettings(PolicySettings):
@@ -798,8 +750,6 @@ class BCSettings(PolicySettings):
     observations (``normalize`` is ignored, as in the original).
     """
 
-    trainer_class: ClassVar[str] = "mlagents.trainers.bc.trainer.BCTrainer"
-
     batches_per_epoch: int = _setting(whole(1))
 
 
@@ -808,13 +758,10 @@ class OfflineBCSettings(BCSettings):
     """``trainer: offline_bc``: learns from the demonstrations at ``demo_path`` (a ``.demo`` file or
     a folder of them)."""
 
-    trainer_class: ClassVar[str] = "mlagents.trainers.bc.offline_trainer.OfflineBCTrainer"
-
     demo_path: str = _setting(text)
 
-    @classmethod
-    def default_trainer(cls) -> str:
-        return "offline_bc"
+    def demonstrations(self) -> list[tuple[str, str]]:
+        return [("demo_path", self.demo_path)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -822,25 +769,19 @@ class OnlineBCSettings(BCSettings):
     """``trainer: online_bc``: learns from the broadcast brain ``brain_to_imitate`` while it plays,
     in chunks of at most ``time_horizon`` steps per agent."""
 
-    trainer_class: ClassVar[str] = "mlagents.trainers.bc.online_trainer.OnlineBCTrainer"
-
     brain_to_imitate: str = _setting(text)
     time_horizon: int = _setting(whole(1))
 
-    @classmethod
-    def default_trainer(cls) -> str:
-        return "online_bc"
-
-
-TRAINER_SETTINGS: dict[str, type[TrainerSettings]] = {
-    "ppo": PPOSettings,
-    "offline_bc": OfflineBCSettings,
-    "online_bc": OnlineBCSettings,
-}
-"""Trainer type (the ``trainer`` key) -> its settings class."""
-
-TRAINERS_NOT_YET_AVAILABLE: tuple[str, ...] = ()
-"""Trainer types of the 0.9 toolkit that this version does not provide yet (none)."""
+    def check_brain_to_imitate(self, brain_name: str, brain_names: Collection[str]) -> None:
+        """:raises UnityTrainerException: ``brain_to_imitate`` (the teacher of ``brain_name``) is not
+        among ``brain_names``, the brains whose observations Python receives."""
+        if self.brain_to_imitate not in brain_names:
+            raise UnityTrainerException(
+                f"The brain_to_imitate {self.brain_to_imitate} of brain {brain_name} is not a brain "
+                f"of the environment, or it is not broadcast (brains sending observations: "
+                f"{', '.join(sorted(brain_names)) or 'none'}). Name the teacher brain and start the "
+                "environment with it broadcast."
+            )
 
 
 # ---------------------------------------------------------------------------------------- the file
@@ -899,31 +840,23 @@ def parse_trainer_settings(
     :param params: the merged hyper-parameters (:func:`merged_section`).
     :param section: the brain name (``"default"`` for the default section alone).
     :param path: the configuration file, named in errors.
-    :raises UnityEnvironmentException: no ``trainer`` key, an unknown trainer type or one that is
-        not available in this version.
+    :raises UnityEnvironmentException: no ``trainer`` key or an unknown trainer type.
     :raises UnityTrainerException, UnityPolicyException: see :meth:`TrainerSettings.from_dict`.
     """
-    where = "the default section" if section == "default" else f"brain {section}"
-    in_file = f" (trainer config {path})" if path else ""
+    source = ConfigSource(section, path)
     trainer_type = params.get("trainer")
     if trainer_type is None:
         raise MissingTrainerTypeError(
-            f"The trainer config does not say which trainer to use for {where}{in_file}: add "
+            f"The trainer config does not say which trainer to use for {source.where}{source.in_file}: add "
             f"'trainer: ppo' to its section or to the 'default' section."
         )
-    if trainer_type in TRAINERS_NOT_YET_AVAILABLE:
-        raise TrainerNotAvailableError(
-            f"The trainer type '{trainer_type}' asked for {where} is not available in this version"
-            f"{in_file}; available trainer types: {', '.join(TRAINER_SETTINGS)}."
-        )
-    settings_class = TRAINER_SETTINGS.get(str(trainer_type)) if isinstance(trainer_type, str) else None
-    if settings_class is None:
+    kind = TRAINER_KINDS.get(trainer_type) if isinstance(trainer_type, str) else None
+    if kind is None:
         raise UnityEnvironmentException(
-            f"The trainer config contains an unknown trainer type for {where}: "
-            f"'{trainer_type}' (known types: {', '.join(TRAINER_SETTINGS)}){in_file}."
+            f"The trainer config contains an unknown trainer type for {source.where}: "
+            f"'{trainer_type}' (known types: {', '.join(TRAINER_KINDS)}){source.in_file}."
         )
-    trainer_class = getattr(settings_class, "trainer_class", "mlagents.trainers.trainer.Trainer")
-    return settings_class.from_dict(params, ConfigSource(section, path, trainer_class))
+    return kind.settings_class.from_dict(params, dataclasses.replace(source, trainer_class=kind.class_path))
 
 
 @dataclass(frozen=True)
@@ -931,25 +864,20 @@ class TrainerConfig:
     """A whole trainer configuration file, every section parsed and checked.
 
     Build it with :meth:`from_dict` before any environment starts; :meth:`for_brain` then gives
-    each brain its settings. Any error in any section stops :meth:`from_dict`, with two exceptions
-    that depend on which brains the environment has: a brain section asking for a trainer type or
-    reward signal this version does not provide (the shipped ``trainer_config.yaml`` gives the
-    Pyramids brains the ``curiosity`` signal) fails only when that brain is trained; and a
-    ``default`` section that is incomplete while brain sections complete it fails only for a brain
-    that uses it alone.
+    each brain its settings. Any error in any section stops :meth:`from_dict`, with one exception
+    that depends on which brains the environment has: a ``default`` section that is incomplete while
+    brain sections complete it fails only for a brain that uses it alone.
 
     :ivar raw: the file's mapping as read.
     :ivar path: the file, named in errors.
     :ivar sections: section name -> settings of that section merged with ``default``.
     :ivar default: the settings of the ``default`` section alone (None without one).
-    :ivar unavailable: section name -> the error of a section that asks for what is not available.
     """
 
     raw: Mapping[str, Any]
     path: str | None = None
     sections: Mapping[str, TrainerSettings] = field(default_factory=dict)
     default: TrainerSettings | None = None
-    unavailable: Mapping[str, Exception] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], path: str | None = None) -> TrainerConfig:
@@ -957,13 +885,7 @@ class TrainerConfig:
         if isinstance(raw, TrainerConfig):
             return raw
         names = [str(name) for name in raw if name != "default"]
-        sections: dict[str, TrainerSettings] = {}
-        unavailable: dict[str, Exception] = {}
-        for name in names:
-            try:
-                sections[name] = parse_trainer_settings(merged_section(raw, name), name, path)
-            except NOT_AVAILABLE_ERRORS as error:
-                unavailable[name] = error
+        sections = {name: parse_trainer_settings(merged_section(raw, name), name, path) for name in names}
         default = None
         if raw.get("default") is not None:
             try:
@@ -973,20 +895,70 @@ class TrainerConfig:
                     raise
         elif "default" in raw:
             merged_section(raw, "default")  # raises for a default section that is not a mapping
-        return cls(raw=raw, path=path, sections=sections, default=default, unavailable=unavailable)
+        return cls(raw=raw, path=path, sections=sections, default=default)
 
     def for_brain(self, brain_name: str) -> TrainerSettings:
         """The settings of ``brain_name``: its section's, or the default section's.
 
-        :raises UnityEnvironmentException: no section for the brain and no default section, or its
-            trainer type is not available.
-        :raises UnityTrainerException: the default section alone is incomplete, or the brain's reward
-            signal is not available.
+        :raises UnityEnvironmentException: no section for the brain and no default section.
+        :raises UnityTrainerException: the default section alone is incomplete.
         """
-        if brain_name in self.unavailable:
-            raise self.unavailable[brain_name]
         if brain_name in self.sections:
             return self.sections[brain_name]
         if self.default is not None:
             return self.default
         return parse_trainer_settings(merged_section(self.raw, brain_name), brain_name, self.path)
+
+
+# ---------------------------------------------------------------------------------------- the registries
+
+C = TypeVar("C")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Kind(Generic[C, T]):
+    """An entry of a registry: the settings class of a section and the class that works with them.
+
+    :param settings_class: parses the section.
+    :param class_path: the dotted path of the trainer or reward-signal class, imported by
+        :meth:`load_class` only when a configuration uses it.
+    """
+
+    settings_class: type[C]
+    class_path: str
+
+    @property
+    def class_name(self) -> str:
+        """The class name, for messages (``GAILRewardSignal``)."""
+        return self.class_path.rsplit(".", 1)[-1]
+
+    def load_class(self) -> T:
+        """The class itself (its module is imported on the first call)."""
+        module, name = self.class_path.rsplit(".", 1)
+        cls: T = getattr(importlib.import_module(module), name)
+        return cls
+
+
+# The trainer classes differ in their constructors (PPO also takes the reward buffer capacity).
+TRAINER_KINDS: dict[str, Kind[TrainerSettings, Callable[..., Trainer]]] = {
+    "ppo": Kind(PPOSettings, "mlagents.trainers.ppo.trainer.PPOTrainer"),
+    "offline_bc": Kind(OfflineBCSettings, "mlagents.trainers.bc.offline_trainer.OfflineBCTrainer"),
+    "online_bc": Kind(OnlineBCSettings, "mlagents.trainers.bc.online_trainer.OnlineBCTrainer"),
+}
+"""The values of the ``trainer`` key: their settings class and trainer class (a new trainer type is
+added here)."""
+
+REWARD_SIGNAL_KINDS: dict[str, Kind[RewardSignalSettings, type[RewardSignal]]] = {
+    "extrinsic": Kind(
+        ExtrinsicSettings,
+        "mlagents.trainers.components.reward_signals.extrinsic.signal.ExtrinsicRewardSignal",
+    ),
+    "curiosity": Kind(
+        CuriositySettings,
+        "mlagents.trainers.components.reward_signals.curiosity.signal.CuriosityRewardSignal",
+    ),
+    "gail": Kind(GAILSettings, "mlagents.trainers.components.reward_signals.gail.signal.GAILRewardSignal"),
+}
+"""The names of the ``reward_signals`` section: their settings class and signal class (in the order the
+documentation lists them; a new signal is added here)."""

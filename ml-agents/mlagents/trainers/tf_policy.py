@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import tensorflow as tf
@@ -31,122 +31,21 @@ from mlagents.envs.brain import BrainInfo, BrainParameters
 from mlagents.envs.policy import Policy
 from mlagents.trainers import export
 from mlagents.trainers.agent_ids import agent_ids
+from mlagents.trainers.buffer import MiniBatch
 from mlagents.trainers.checkpoints import CheckpointStore, NoReadableCheckpoint
 from mlagents.trainers.exception import UnityPolicyException
 from mlagents.trainers.fast_inference import NumpyPolicyNetwork
-from mlagents.trainers.layers import branch_bounds, recording_normalizer_reads
+from mlagents.trainers.layers import branch_bounds
 from mlagents.trainers.models import LearningModel
-from mlagents.trainers.settings import ConfigSource, PolicySettings, flag
+from mlagents.trainers.settings import ConfigSource, PolicySettings
+
+if TYPE_CHECKING:
+    from mlagents.trainers.components.reward_signals import RewardSignal
 
 LOGGER = logging.getLogger("mlagents.trainers")
 
-__all__ = ["FixedSignatureFunction", "TFPolicy", "UnityPolicyException", "as_bool"]
-
-
-def as_bool(value: Any) -> bool:
-    """A configuration flag as bool (``"false"`` as a string is False); the settings classes read
-    flags with the same rules (:func:`mlagents.trainers.settings.flag`)."""
-    try:
-        return flag(value, "flag", ConfigSource(""))
-    except ValueError:
-        return bool(value)
-
-
-Signature = Sequence[tf.TensorSpec | dict[str, tf.TensorSpec]]
-
-
-class FixedSignatureFunction:
-    """A ``tf.function`` with a fixed input signature, called without TensorFlow's per-call binding.
-
-    Calling a ``tf.function`` (even through its concrete function) binds and casts every argument
-    against the signature in Python, about 30 microseconds per argument: for the small networks of
-    the policies that is as long as running them, once per environment step. This wrapper traces the
-    function once, converts numpy inputs to the signature's dtypes itself, checks their shapes, and
-    calls the traced function with the flat list of tensors.
-
-    Normalizers whose statistics the function reads (recorded while it is traced) get their staged
-    statistics written first at every call (:meth:`~mlagents.trainers.layers.Normalizer.flush`), so
-    the graph never runs on outdated statistics.
-
-    :param python_function: takes one argument per entry of ``input_signature``.
-    :param input_signature: per argument, a ``tf.TensorSpec`` or a dict name -> ``tf.TensorSpec``
-        (a dict argument must then have exactly those keys).
-    :ivar function: the underlying ``tf.function``.
-
-    Calling it returns what ``python_function`` returns (tensors), like the ``tf.function``.
-
-    :raises TypeError: wrong number of arguments, a dict argument with other keys, a tensor of
-        another dtype.
-    :raises ValueError: an input whose shape does not fit the signature.
-    """
-
-    def __init__(self, python_function: Callable[..., Any], input_signature: Signature) -> None:
-        # The networks use no Python control flow on tensors: AutoGraph's source conversion would
-        # only add seconds of tracing to every start.
-        self.function = tf.function(python_function, input_signature=list(input_signature), autograph=False)
-        # Flattened like tf.nest does: arguments in order, dict entries by sorted key.
-        self._keys: list[tuple[str, ...] | None] = []
-        self._specs: list[tuple[str, tf.TensorSpec]] = []
-        for position, spec in enumerate(input_signature):
-            if isinstance(spec, dict):
-                keys = tuple(sorted(spec))
-                self._keys.append(keys)
-                self._specs.extend((key, spec[key]) for key in keys)
-            else:
-                self._keys.append(None)
-                self._specs.append((f"argument {position}", spec))
-        self._checks = [
-            (name, spec.dtype, spec.dtype.as_numpy_dtype, tuple(spec.shape.as_list()))
-            for name, spec in self._specs
-        ]
-        # Traced now, while the policy is built: the first decision of a training run is then as
-        # fast as the others, and the loop's timers measure running, not tracing.
-        with recording_normalizer_reads() as normalizers:
-            self._call: Callable[[list[tf.Tensor]], Any] = self._trace()
-        self._flushes: list[Callable[[], None]] = [normalizer.flush for normalizer in normalizers]
-
-    def tracing_count(self) -> int:
-        """How often the function was traced (1: once, when the wrapper was created)."""
-        return int(self.function.experimental_get_tracing_count())
-
-    def __call__(self, *args: Any) -> Any:
-        if len(args) != len(self._keys):
-            raise TypeError(f"expected {len(self._keys)} arguments, got {len(args)}")
-        values: list[Any] = []
-        for arg, keys in zip(args, self._keys):
-            if keys is None:
-                values.append(arg)
-            elif isinstance(arg, dict) and len(arg) == len(keys) and all(key in arg for key in keys):
-                values.extend(arg[key] for key in keys)
-            else:
-                got = sorted(arg) if isinstance(arg, dict) else type(arg).__name__
-                raise TypeError(f"expected the inputs {list(keys)}, got {got}")
-        for flush in self._flushes:
-            flush()
-        return self._call([self._to_tensor(value, check) for value, check in zip(values, self._checks)])
-
-    def _trace(self) -> Callable[[list[tf.Tensor]], Any]:
-        concrete = self.function.get_concrete_function()
-        call_flat = getattr(concrete, "_call_flat", None)
-        if call_flat is None:  # another TensorFlow version: the public (slower) way
-            return lambda tensors: concrete(*tf.nest.pack_sequence_as(self.function.input_signature, tensors))
-        return lambda tensors: call_flat(tensors, concrete.captured_inputs)
-
-    @staticmethod
-    def _to_tensor(value: Any, check: tuple[str, tf.DType, Any, tuple[int | None, ...]]) -> tf.Tensor:
-        name, dtype, numpy_dtype, shape = check
-        if isinstance(value, tf.Tensor):
-            if value.dtype != dtype:
-                raise TypeError(f"input {name}: expected a {dtype.name} tensor, got {value.dtype.name}")
-            actual = tuple(value.shape)
-        else:
-            value = np.asarray(value, dtype=numpy_dtype)
-            actual = value.shape
-        if len(actual) != len(shape) or any(
-            want is not None and want != got for want, got in zip(shape, actual)
-        ):
-            raise ValueError(f"input {name}: expected shape {list(shape)} (None: any), got {list(actual)}")
-        return value if isinstance(value, tf.Tensor) else tf.constant(value)
+# UnityPolicyException is where v0.9 defined it, here, as well as in mlagents.trainers.exception.
+__all__ = ["TFPolicy", "UnityPolicyException"]
 
 
 class TFPolicy(Policy):
@@ -160,13 +59,19 @@ class TFPolicy(Policy):
         ``keep_checkpoints``.
     :raises UnityPolicyException: recurrent with a memory size of 0 or not divisible by 4 (found
         when the settings are parsed).
-    :ivar settings: the typed settings.
+    :param load: restore the newest checkpoint of ``model_path`` (also when the settings say
+        ``load``); subclasses do it once their network is built.
+    :ivar settings: the typed settings (of the subclass's ``settings_class``).
+    :ivar load: whether the policy is restored from a checkpoint.
     :ivar model: the network; every subclass builds it in its constructor (before anything reads it).
     :ivar optimizer: the network's optimizer (None: not trained, nothing to checkpoint for it).
     """
 
+    settings_class: ClassVar[type[PolicySettings]] = PolicySettings
     model: LearningModel
 
+    #: The graph node names v0.9 exported when present (its public class attribute, kept for code
+    #: that reads it); the writers of :mod:`mlagents.trainers.export` name their outputs themselves.
     possible_output_nodes = [
         "action",
         "value_estimate",
@@ -179,15 +84,20 @@ class TFPolicy(Policy):
     ]
 
     def __init__(
-        self, seed: int, brain: BrainParameters, trainer_parameters: PolicySettings | Mapping[str, Any]
+        self,
+        seed: int,
+        brain: BrainParameters,
+        trainer_parameters: PolicySettings | Mapping[str, Any],
+        load: bool = False,
     ) -> None:
         self.seed = int(seed)
         self.brain = brain
-        self.settings: PolicySettings = PolicySettings.coerce(
-            trainer_parameters, ConfigSource(brain.brain_name)
-        )
+        self.settings = self.settings_class.coerce(trainer_parameters, ConfigSource(brain.brain_name))
+        self.load = bool(load) or self.settings.load
         self.trainer_parameters: dict[str, Any] = self.settings.to_dict()
         self.optimizer: tf.Module | None = None
+        # Name -> the reward signals the policy learns from (none for a policy that learns otherwise).
+        self.reward_signals: dict[str, RewardSignal] = {}
         self.use_recurrent = self.settings.use_recurrent
         self.normalize = self.settings.normalize
         self.use_continuous_act = brain.vector_action_space_type == "continuous"
@@ -257,7 +167,7 @@ class TFPolicy(Policy):
             actions[:, k] = scores.argmax(axis=1)
         return actions
 
-    def update(self, mini_batch: dict[str, np.ndarray], num_sequences: int) -> dict[str, float]:
+    def update(self, mini_batch: MiniBatch, num_sequences: int) -> dict[str, float]:
         """One gradient step on ``mini_batch`` (buffer field name -> array); returns statistics."""
         raise NotImplementedError
 
@@ -330,6 +240,35 @@ class TFPolicy(Policy):
             feed["recurrent_in"] = pick(self.memories_of(brain_info))
         return feed
 
+    def mini_batch_observations(self, mini_batch: MiniBatch, n: int) -> dict[str, np.ndarray]:
+        """The observation inputs of the ``n`` steps of a mini-batch: from the buffer fields
+        ``vector_obs``, ``visual_obs{i}`` and, for a discrete recurrent network, ``prev_action``."""
+        feed: dict[str, np.ndarray] = {}
+        if self.use_vec_obs:
+            feed["vector_observation"] = np.asarray(mini_batch["vector_obs"], dtype=np.float32).reshape(n, -1)
+        for i in range(self.vis_obs_size):
+            feed[f"visual_observation_{i}"] = np.asarray(mini_batch[f"visual_obs{i}"], dtype=np.float32)
+        if self.use_recurrent and not self.use_continuous_act:
+            feed["prev_action"] = np.asarray(mini_batch["prev_action"]).reshape(n, -1).astype(np.int32)
+        return feed
+
+    def demonstration_feed(self, mini_batch: MiniBatch) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """The network inputs of n demonstrated steps (the behavioural-cloning updates): their
+        observations, every action allowed, zero memories at each sequence start; and the actions
+        taken (continuous float32 (n, d), discrete int32 (n, n_branches))."""
+        actions = np.asarray(mini_batch["actions"])
+        n = len(actions)
+        feed = self.mini_batch_observations(mini_batch, n)
+        if not self.use_continuous_act:
+            feed["action_masks"] = np.ones(
+                (n, int(sum(self.brain.vector_action_space_size))), dtype=np.float32
+            )
+        if self.use_recurrent:
+            feed["recurrent_in"] = np.zeros(
+                (max(n // self.sequence_length, 1), self.m_size), dtype=np.float32
+            )
+        return feed, actions.reshape(n, -1).astype(np.float32 if self.use_continuous_act else np.int32)
+
     def action_masks_of(self, brain_info: BrainInfo) -> np.ndarray:
         """The agents' action masks as float32 (n, sum of branch sizes), 1 allowed / 0 masked; all
         ones when the BrainInfo has none (or masks of another size)."""
@@ -389,13 +328,13 @@ class TFPolicy(Policy):
 
     # ------------------------------------------------------------------ saving and loading
 
-    def _checkpoint_objects(self) -> dict[str, Any]:
-        objects: dict[str, Any] = {"model": self.model}
+    def _checkpoint_objects(self) -> dict[str, tf.Module]:
+        objects: dict[str, tf.Module] = {"model": self.model}
         if self.optimizer is not None:
             objects["optimizer"] = self.optimizer
         return objects
 
-    def _optional_checkpoint_objects(self) -> dict[str, Any]:
+    def _optional_checkpoint_objects(self) -> dict[str, tf.Module]:
         """Objects saved with the checkpoint but restored only when the checkpoint holds them (a
         component added to a run that saved without it starts afresh)."""
         return {}
@@ -412,9 +351,6 @@ class TFPolicy(Policy):
             )
         return self._checkpoint_store
 
-    def _initialize_graph(self) -> None:
-        """Nothing to do in TensorFlow 2: variables are initialized when the network is built."""
-
     def _load_graph(self) -> None:
         """Restore the newest readable checkpoint of ``model_path`` (weights, optimizer, normalizer,
         step); a newer one that cannot be read (truncated, partly written) is skipped with a warning.
@@ -422,7 +358,6 @@ class TFPolicy(Policy):
         :raises UnityPolicyException: there is no checkpoint, none can be read, or it does not fit
             this network.
         """
-        self._initialize_graph()
         LOGGER.info("Loading Model for brain %s", self.brain.brain_name)
         try:
             latest = self.checkpoint_store.newest_readable()

@@ -39,10 +39,13 @@ from mlagents.trainers.trainer_metrics import TrainerMetrics
 if TYPE_CHECKING:
     from mlagents.envs.action_info import ActionInfoOutputs
     from mlagents.envs.brain import AllBrainInfo, BrainParameters
+    from mlagents.trainers.tf_policy import TFPolicy
 
 LOGGER = logging.getLogger("mlagents.trainers")
 
+#: TensorBoard tags every trainer writes: the episode return and length, the curriculum lesson.
 CUMULATIVE_REWARD_TAG = "Environment/Cumulative Reward"
+EPISODE_LENGTH_TAG = "Environment/Episode Length"
 LESSON_TAG = "Environment/Lesson"
 
 
@@ -61,13 +64,15 @@ class Trainer:
     :ivar trainer_parameters: the settings as a dict under their YAML keys (shown as the
         hyper-parameters).
     :ivar stats: tag -> values collected since the last summary.
-    :ivar policy: the policy being trained; set by the subclass.
+    :ivar policy: the policy being trained; set by the subclass (v0.9's ``check_param_keys`` and
+        ``param_keys`` remain for subclasses that list keys of their own).
     :ivar cumulative_returns_since_policy_update: episode returns since the last policy update.
     :ivar reward_buffer: the most recent episode returns, newest first (``appendleft``).
     :ivar step: the trainer's step count (environment steps of one worker), see :meth:`increment_step`.
     """
 
     settings_class: ClassVar[type[TrainerSettings]] = TrainerSettings
+    policy: TFPolicy
 
     def __init__(
         self,
@@ -89,7 +94,6 @@ class Trainer:
         self.cumulative_returns_since_policy_update: list[float] = []
         self.reward_buffer: deque[float] = deque(maxlen=max(1, int(reward_buff_cap)))
         self.trainer_metrics = TrainerMetrics(path=self.summary_path + ".csv", brain_name=self.brain_name)
-        self.policy: Any = None
         self.step: int = 0
         self._summary_writer: tf.summary.SummaryWriter | None = None
 

@@ -29,11 +29,11 @@ import threading
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from time import perf_counter
-from typing import Any
 
 import numpy as np
 import tensorflow as tf
 
+from mlagents.envs.action_info import ActionInfoOutputs
 from mlagents.envs.brain import AllBrainInfo
 from mlagents.envs.env_manager import EnvManager, StepBatch, StepInfo
 from mlagents.envs.exception import UnityEnvironmentException, UnityException
@@ -368,7 +368,7 @@ class TrainerController:
     @staticmethod
     def _transitions(
         brain_name: str, batches: list[StepBatch]
-    ) -> list[tuple[AllBrainInfo, AllBrainInfo, dict[str, Any] | None]]:
+    ) -> list[tuple[AllBrainInfo, AllBrainInfo, ActionInfoOutputs]]:
         """The transitions of ``brain_name`` in ``batches``: (previous infos, current infos, policy
         outputs of the decision taken on the previous infos), one per batch that has a decision for
         the brain (steps right after a reset have none).

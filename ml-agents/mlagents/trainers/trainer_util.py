@@ -11,7 +11,6 @@ environment is launched.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import logging
 import re
 from collections.abc import Mapping
@@ -21,20 +20,19 @@ import yaml
 
 from mlagents.envs.brain import BrainParameters
 from mlagents.envs.exception import UnityEnvironmentException
-from mlagents.trainers.settings import PPOSettings, TrainerConfig, merged_section, parse_trainer_settings
+from mlagents.trainers.settings import (
+    TRAINER_KINDS,
+    PPOSettings,
+    TrainerConfig,
+    merged_section,
+    parse_trainer_settings,
+)
 
 if TYPE_CHECKING:
     from mlagents.trainers.meta_curriculum import MetaCurriculum
     from mlagents.trainers.trainer import Trainer
 
 LOGGER = logging.getLogger("mlagents.trainers")
-
-# trainer name -> (module, class). The module is imported only when a brain asks for that trainer.
-TRAINER_CLASSES: dict[str, tuple[str, str]] = {
-    "ppo": ("mlagents.trainers.ppo.trainer", "PPOTrainer"),
-    "offline_bc": ("mlagents.trainers.bc.offline_trainer", "OfflineBCTrainer"),
-    "online_bc": ("mlagents.trainers.bc.online_trainer", "OnlineBCTrainer"),
-}
 
 
 class _ConfigLoader(yaml.SafeLoader):
@@ -109,11 +107,6 @@ def load_trainer_config(trainer_config_path: str) -> TrainerConfig:
     return TrainerConfig.from_dict(load_config(trainer_config_path), trainer_config_path)
 
 
-def trainer_parameters_for_brain(trainer_config: Mapping[str, Any], brain_name: str) -> dict[str, Any]:
-    """The merged hyper-parameters of ``brain_name`` (see :func:`mlagents.trainers.settings.merged_section`)."""
-    return merged_section(trainer_config, brain_name)
-
-
 def initialize_trainers(
     trainer_config: Mapping[str, Any] | TrainerConfig,
     external_brains: Mapping[str, BrainParameters],
@@ -131,7 +124,8 @@ def initialize_trainers(
 
     Each brain's settings (its section merged with ``default``) get
     ``summary_path = {summaries_dir}/{run_id}_{B}``, ``model_path = {model_path}/{B}`` and
-    ``keep_checkpoints``; their ``trainer`` type picks the class (``ppo``, ``offline_bc``, ``online_bc``).
+    ``keep_checkpoints``; their ``trainer`` type picks the class
+    (:data:`~mlagents.trainers.settings.TRAINER_KINDS`: ``ppo``, ``offline_bc``, ``online_bc``).
 
     :param trainer_config: the checked configuration (:func:`load_trainer_config`) or the parsed
         YAML mapping (:func:`load_config`), whose sections of these brains are checked here.
@@ -165,7 +159,7 @@ def initialize_trainers(
         if load_model and not settings.load:
             # The hyper-parameters the trainer prints then say the policy is restored, as it is.
             settings = dataclasses.replace(settings, load=True)
-        trainer_class = _trainer_class(settings.trainer, brain_name)
+        trainer_class = TRAINER_KINDS[settings.trainer].load_class()
         if isinstance(settings, PPOSettings):
             reward_buff_cap = 1
             if meta_curriculum is not None and brain_name in meta_curriculum.brains_to_curriculums:
@@ -183,17 +177,3 @@ def initialize_trainers(
         else:
             trainers[brain_name] = trainer_class(brain, settings, train_model, load_model, seed, run_id)
     return trainers
-
-
-def _trainer_class(trainer_type: str, brain_name: str) -> type:
-    module_name, class_name = TRAINER_CLASSES[trainer_type]
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as error:
-        if error.name is None or not module_name.startswith(error.name):
-            raise
-        raise UnityEnvironmentException(
-            f"The trainer type '{trainer_type}' asked for brain {brain_name} is not available in this "
-            f"installation ({module_name} is missing)."
-        ) from None
-    return getattr(module, class_name)

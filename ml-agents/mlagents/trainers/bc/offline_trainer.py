@@ -15,7 +15,7 @@ import numpy as np
 
 from mlagents.envs.brain import BrainParameters
 from mlagents.trainers.bc.trainer import BCTrainer
-from mlagents.trainers.components.bc.compatibility import load_demonstrations_for
+from mlagents.trainers.demo_loader import load_demonstrations_for
 from mlagents.trainers.settings import OfflineBCSettings
 
 LOGGER = logging.getLogger("mlagents.trainers")

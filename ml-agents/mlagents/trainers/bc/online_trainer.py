@@ -16,15 +16,14 @@ in both infos (an empty text records), and ``reset`` true clears the demonstrati
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Mapping
-from typing import Any
+from collections.abc import Collection
 
 import numpy as np
 
-from mlagents.envs.brain import AllBrainInfo, BrainInfo, BrainParameters
+from mlagents.envs.action_info import ActionInfoOutputs
+from mlagents.envs.brain import AllBrainInfo, BrainInfo
 from mlagents.trainers.agent_ids import agent_ids
 from mlagents.trainers.bc.trainer import BCTrainer
-from mlagents.trainers.components.bc.compatibility import check_brain_to_imitate
 from mlagents.trainers.settings import OnlineBCSettings
 
 LOGGER = logging.getLogger("mlagents.trainers")
@@ -53,26 +52,23 @@ class OnlineBCTrainer(BCTrainer):
     settings_class = OnlineBCSettings
     settings: OnlineBCSettings
 
-    def __init__(
-        self,
-        brain: BrainParameters,
-        trainer_parameters: OnlineBCSettings | Mapping[str, Any],
-        training: bool,
-        load: bool,
-        seed: int,
-        run_id: str,
-    ) -> None:
-        super().__init__(brain, trainer_parameters, training, load, seed, run_id)
-        self.brain_to_imitate = self.settings.brain_to_imitate
-        self.time_horizon = self.settings.time_horizon
+    @property
+    def brain_to_imitate(self) -> str:
+        """The teacher brain (``brain_to_imitate``)."""
+        return self.settings.brain_to_imitate
+
+    @property
+    def time_horizon(self) -> int:
+        """Teacher steps per agent collected before they join the demonstrations."""
+        return self.settings.time_horizon
 
     def check_environment_brains(self, brain_names: Collection[str]) -> None:
         """:raises UnityTrainerException: the environment has no brain ``brain_to_imitate`` (called by
         the controller with the brains of the first observations, before the first step)."""
-        check_brain_to_imitate(self.brain_name, self.brain_to_imitate, brain_names)
+        self.settings.check_brain_to_imitate(self.brain_name, brain_names)
 
     def add_experiences(
-        self, curr_info: AllBrainInfo, next_info: AllBrainInfo, take_action_outputs: Any
+        self, curr_info: AllBrainInfo, next_info: AllBrainInfo, take_action_outputs: ActionInfoOutputs
     ) -> None:
         """Append the teacher's step (observation before, action taken) to its agents' trajectories,
         then count the student's rewards."""

@@ -24,8 +24,10 @@ from mlagents.envs.brain import BrainInfo, BrainParameters
 from mlagents.envs.timers import timed
 from mlagents.trainers.adam import Adam
 from mlagents.trainers.bc.models import BehavioralCloningModel
-from mlagents.trainers.settings import BCSettings, ConfigSource
-from mlagents.trainers.tf_policy import FixedSignatureFunction, TFPolicy
+from mlagents.trainers.buffer import MiniBatch
+from mlagents.trainers.fixed_signature import FixedSignatureFunction
+from mlagents.trainers.settings import BCSettings
+from mlagents.trainers.tf_policy import TFPolicy
 
 __all__ = ["BCPolicy"]
 
@@ -39,6 +41,8 @@ class BCPolicy(TFPolicy):
     :param load: restore the newest checkpoint of ``model_path``.
     """
 
+    settings_class = BCSettings
+    settings: BCSettings
     model: BehavioralCloningModel
     optimizer: Adam
 
@@ -49,10 +53,9 @@ class BCPolicy(TFPolicy):
         trainer_parameters: BCSettings | Mapping[str, Any],
         load: bool,
     ) -> None:
-        settings = BCSettings.coerce(trainer_parameters, ConfigSource(brain.brain_name))
-        super().__init__(seed, brain, settings)
+        super().__init__(seed, brain, trainer_parameters, load)
+        settings = self.settings
         self.normalize = False
-        self.load = bool(load) or settings.load
         self.model = BehavioralCloningModel(
             brain,
             h_size=settings.hidden_units,
@@ -66,8 +69,6 @@ class BCPolicy(TFPolicy):
         self._build_functions()
         if self.load:
             self._load_graph()
-        else:
-            self._initialize_graph()
 
     def _build_functions(self) -> None:
         model = self.model
@@ -95,12 +96,12 @@ class BCPolicy(TFPolicy):
         optimizer = self.optimizer
 
         def update_step(batch: dict[str, tf.Tensor]) -> tf.Tensor:
-            variables = model.trainable_variables
-            with tf.GradientTape() as tape:
-                loss = model.loss(batch, sequence_length)
-            gradients = tape.gradient(loss, variables)
-            optimizer.apply_gradients(zip(gradients, variables), model.learning_rate())
-            return loss
+            losses = optimizer.minimize(
+                lambda: {"loss": model.loss(batch, sequence_length)},
+                model.trainable_variables,
+                model.learning_rate(),
+            )
+            return losses["loss"]
 
         self._update_fn = FixedSignatureFunction(update_step, [update_spec])
 
@@ -125,34 +126,16 @@ class BCPolicy(TFPolicy):
     # ------------------------------------------------------------------ learning
 
     @timed
-    def update(self, mini_batch: dict[str, np.ndarray], num_sequences: int) -> dict[str, float]:
+    def update(self, mini_batch: MiniBatch, num_sequences: int) -> dict[str, float]:
         """One Adam step of the cloning loss on ``mini_batch``; returns ``policy_loss``."""
-        loss = self._update_fn(self.update_feed(mini_batch, num_sequences))
+        loss = self._update_fn(self.update_feed(mini_batch))
         return {"policy_loss": float(loss.numpy())}
 
-    def update_feed(self, mini_batch: Mapping[str, Any], num_sequences: int) -> dict[str, np.ndarray]:
+    def update_feed(self, mini_batch: MiniBatch) -> dict[str, np.ndarray]:
         """The inputs of the update step: observations, the teacher's actions ``actions``, all
         actions allowed, and zero memories at every sequence start."""
-        n = len(mini_batch["actions"])
-        feed: dict[str, np.ndarray] = {}
-        if self.use_vec_obs:
-            feed["vector_observation"] = np.asarray(mini_batch["vector_obs"], dtype=np.float32).reshape(n, -1)
-        for i in range(self.vis_obs_size):
-            feed[f"visual_observation_{i}"] = np.asarray(mini_batch[f"visual_obs{i}"], dtype=np.float32)
-        actions = np.asarray(mini_batch["actions"])
-        if self.use_continuous_act:
-            feed["teacher_action"] = actions.reshape(n, -1).astype(np.float32)
-        else:
-            feed["teacher_action"] = actions.reshape(n, -1).astype(np.int32)
-            feed["action_masks"] = np.ones(
-                (n, int(sum(self.brain.vector_action_space_size))), dtype=np.float32
-            )
-            if self.use_recurrent:
-                feed["prev_action"] = np.asarray(mini_batch["prev_action"]).reshape(n, -1).astype(np.int32)
-        if self.use_recurrent:
-            feed["recurrent_in"] = np.zeros(
-                (max(n // self.sequence_length, 1), self.m_size), dtype=np.float32
-            )
+        feed, actions = self.demonstration_feed(mini_batch)
+        feed["teacher_action"] = actions
         return feed
 
     def tracing_counts(self) -> dict[str, int]:

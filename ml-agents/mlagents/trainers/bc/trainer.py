@@ -21,20 +21,20 @@ from typing import Any
 
 import numpy as np
 
+from mlagents.envs.action_info import ActionInfoOutputs
 from mlagents.envs.brain import AllBrainInfo, BrainParameters
 from mlagents.envs.timers import timed
-from mlagents.trainers.agent_ids import agent_ids
+from mlagents.trainers.agent_ids import AgentId, agent_ids
 from mlagents.trainers.bc.policy import BCPolicy
 from mlagents.trainers.buffer import Buffer
 from mlagents.trainers.settings import BCSettings
-from mlagents.trainers.trainer import CUMULATIVE_REWARD_TAG, Trainer
+from mlagents.trainers.trainer import CUMULATIVE_REWARD_TAG, EPISODE_LENGTH_TAG, Trainer
 
 LOGGER = logging.getLogger("mlagents.trainers")
 
 __all__ = ["BCTrainer", "CLONING_LOSS_TAG"]
 
 CLONING_LOSS_TAG = "Losses/Cloning Loss"
-EPISODE_LENGTH_TAG = "Environment/Episode Length"
 
 
 class BCTrainer(Trainer):
@@ -52,6 +52,7 @@ class BCTrainer(Trainer):
 
     settings_class = BCSettings
     settings: BCSettings
+    policy: BCPolicy
 
     def __init__(
         self,
@@ -68,8 +69,8 @@ class BCTrainer(Trainer):
         self.policy = BCPolicy(self.seed, brain, self.settings, load)
         self.n_sequences = max(self.settings.batch_size // self.policy.sequence_length, 1)
         self.batches_per_epoch = self.settings.batches_per_epoch
-        self.cumulative_rewards: dict[Any, float] = defaultdict(float)
-        self.episode_steps: dict[Any, int] = defaultdict(int)
+        self.cumulative_rewards: dict[AgentId, float] = defaultdict(float)
+        self.episode_steps: dict[AgentId, int] = defaultdict(int)
         self.demonstration_buffer = Buffer()
         self.evaluation_buffer = Buffer()
         # Its own random stream: the policy samples actions from a generator of the same seed, and
@@ -79,7 +80,7 @@ class BCTrainer(Trainer):
     # ------------------------------------------------------------------ the student's episodes
 
     def add_experiences(
-        self, curr_info: AllBrainInfo, next_info: AllBrainInfo, take_action_outputs: Any
+        self, curr_info: AllBrainInfo, next_info: AllBrainInfo, take_action_outputs: ActionInfoOutputs
     ) -> None:
         """Add the step's rewards to the episode sums of the student agents that decided."""
         info_student = curr_info[self.brain_name]

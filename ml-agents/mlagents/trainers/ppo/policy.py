@@ -2,14 +2,14 @@
 
 Every TensorFlow entry point is a ``tf.function`` with a fixed input signature (the batch dimension
 left open), so neither a new number of agents nor a new mini-batch size causes a retrace; it is called
-through :class:`~mlagents.trainers.tf_policy.FixedSignatureFunction` (numpy in, one traced call).
+through :class:`~mlagents.trainers.fixed_signature.FixedSignatureFunction` (numpy in, one traced call).
 
 Outputs of :meth:`PPOPolicy.evaluate` (numpy, agents on axis 0):
 
 =================== =================================================================
 ``action``          discrete: sampled int32 (n, n_branches); continuous: float32 (n, d) in [-1, 1]
-``log_probs``       discrete: raw logits (n, sum(branches)); continuous: per-dimension
-                    log-densities (n, d) (the 0.9 tensor ``action_probs``)
+``action_probs``    discrete: raw logits (n, sum(branches)); continuous: per-dimension
+                    log-densities (n, d) (the exported tensor and the buffer field of that name)
 ``value_heads``     dict reward-signal name -> (n,)
 ``value``           (n,) mean of the value heads
 ``entropy``         (n,)
@@ -33,14 +33,15 @@ from mlagents.envs.brain import BrainInfo, BrainParameters
 from mlagents.envs.timers import timed
 from mlagents.trainers.adam import Adam
 from mlagents.trainers.agent_ids import agent_ids
+from mlagents.trainers.buffer import MiniBatch
 from mlagents.trainers.components.bc.module import BCModule
-from mlagents.trainers.components.reward_signals import RewardSignal
 from mlagents.trainers.components.reward_signals.reward_signal_factory import create_reward_signal
 from mlagents.trainers.fast_inference import NumpyPolicyNetwork, unsupported_reason
+from mlagents.trainers.fixed_signature import FixedSignatureFunction
 from mlagents.trainers.models import EncoderType
 from mlagents.trainers.ppo.models import PPOModel
-from mlagents.trainers.settings import ConfigSource, PPOSettings
-from mlagents.trainers.tf_policy import FixedSignatureFunction, TFPolicy
+from mlagents.trainers.settings import PPOSettings
+from mlagents.trainers.tf_policy import TFPolicy
 
 LOGGER = logging.getLogger("mlagents.trainers")
 
@@ -74,6 +75,7 @@ class PPOPolicy(TFPolicy):
     :ivar load: whether the policy was restored from a checkpoint.
     """
 
+    settings_class = PPOSettings
     settings: PPOSettings
     model: PPOModel
     optimizer: Adam
@@ -86,10 +88,9 @@ class PPOPolicy(TFPolicy):
         is_training: bool,
         load: bool = False,
     ) -> None:
-        settings = PPOSettings.coerce(trainer_params, ConfigSource(brain.brain_name))
-        super().__init__(seed, brain, settings)
+        super().__init__(seed, brain, trainer_params, load)
+        settings = self.settings
         self.is_training = bool(is_training)
-        self.load = bool(load) or settings.load
         self.model = PPOModel(
             brain,
             lr=settings.learning_rate,
@@ -105,7 +106,7 @@ class PPOPolicy(TFPolicy):
             stream_names=list(settings.reward_signals),
             vis_encode_type=EncoderType(settings.vis_encode_type),
         )
-        self.reward_signals: dict[str, RewardSignal] = {
+        self.reward_signals = {
             name: create_reward_signal(self, self.model, name, signal_settings)
             for name, signal_settings in settings.reward_signals.items()
         }
@@ -124,16 +125,14 @@ class PPOPolicy(TFPolicy):
         self._build_functions()
         if self.load:
             self._load_graph()
-        else:
-            self._initialize_graph()
 
-    def _optional_checkpoint_objects(self) -> dict[str, Any]:
+    def _optional_checkpoint_objects(self) -> dict[str, tf.Module]:
         # The pretraining optimizer's moments and step count continue with --load.
         if self.bc_module is None:
             return {}
         return {"pretraining_optimizer": self.bc_module.model.optimizer}
 
-    def _checkpoint_objects(self) -> dict[str, Any]:
+    def _checkpoint_objects(self) -> dict[str, tf.Module]:
         # The reward signals' networks and optimizers are saved and restored with the policy's.
         objects = super()._checkpoint_objects()
         for name, signal in self.reward_signals.items():
@@ -201,12 +200,9 @@ class PPOPolicy(TFPolicy):
         optimizer = self.optimizer
 
         def update_step(batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-            variables = model.trainable_variables
-            with tf.GradientTape() as tape:
-                losses = model.losses(batch, sequence_length)
-            gradients = tape.gradient(losses["loss"], variables)
-            optimizer.apply_gradients(zip(gradients, variables), model.learning_rate())
-            return losses
+            return optimizer.minimize(
+                lambda: model.losses(batch, sequence_length), model.trainable_variables, model.learning_rate()
+            )
 
         self._update_fn = FixedSignatureFunction(update_step, [update_spec])
         reason = unsupported_reason(model)
@@ -236,7 +232,7 @@ class PPOPolicy(TFPolicy):
 
     def _inference_outputs(self, out: dict[str, Any]) -> dict[str, Any]:
         result = {
-            "log_probs": out["action_probs"],
+            "action_probs": out["action_probs"],
             "value_heads": out["values"],
             "value": out["value"],
             "entropy": out["entropy"],
@@ -273,7 +269,7 @@ class PPOPolicy(TFPolicy):
         else:
             out = self.tensorflow_inference(feed, epsilon)
         run_out: dict[str, Any] = {
-            "log_probs": out["log_probs"],
+            "action_probs": out["action_probs"],
             "value_heads": out["value_heads"],
             "value": out["value"],
             "entropy": out["entropy"],
@@ -393,7 +389,7 @@ class PPOPolicy(TFPolicy):
 
     # ------------------------------------------------------------------ learning
 
-    def update(self, mini_batch: dict[str, np.ndarray], num_sequences: int) -> dict[str, float]:
+    def update(self, mini_batch: MiniBatch, num_sequences: int) -> dict[str, float]:
         """One Adam step of PPO on ``mini_batch``, then the updates of the reward signals.
 
         :param mini_batch: buffer field name -> array of n steps (``vector_obs``, ``visual_obs{i}``,
@@ -414,14 +410,10 @@ class PPOPolicy(TFPolicy):
             stats.update(signal.update(mini_batch, num_sequences))
         return stats
 
-    def update_feed(self, mini_batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def update_feed(self, mini_batch: MiniBatch) -> dict[str, np.ndarray]:
         """The inputs of the update step from buffer fields."""
-        feed: dict[str, np.ndarray] = {}
         n = len(mini_batch["masks"])
-        if self.use_vec_obs:
-            feed["vector_observation"] = np.asarray(mini_batch["vector_obs"], dtype=np.float32).reshape(n, -1)
-        for i in range(self.vis_obs_size):
-            feed[f"visual_observation_{i}"] = np.asarray(mini_batch[f"visual_obs{i}"], dtype=np.float32)
+        feed = self.mini_batch_observations(mini_batch, n)
         if self.use_recurrent:
             memory = np.asarray(mini_batch["memory"], dtype=np.float32).reshape(n, -1)
             feed["recurrent_in"] = memory[:: self.sequence_length]
@@ -438,6 +430,4 @@ class PPOPolicy(TFPolicy):
         else:
             feed["actions"] = np.asarray(mini_batch["actions"]).reshape(n, -1).astype(np.int32)
             feed["action_masks"] = np.asarray(mini_batch["action_mask"], dtype=np.float32).reshape(n, -1)
-            if self.use_recurrent:
-                feed["prev_action"] = np.asarray(mini_batch["prev_action"]).reshape(n, -1).astype(np.int32)
         return feed

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from mlagents.envs.action_info import ActionInfoOutputs
 from mlagents.envs.brain import AllBrainInfo, BrainInfo, BrainParameters
 from mlagents.envs.timers import timed
 from mlagents.trainers.agent_ids import agent_ids
@@ -110,6 +111,7 @@ class PPOTrainer(RLTrainer):
 
     settings_class = PPOSettings
     settings: PPOSettings
+    policy: PPOPolicy
 
     def __init__(
         self,
@@ -158,12 +160,12 @@ class PPOTrainer(RLTrainer):
                 take_action_outputs["random_normal_epsilon"], agent_idx
             )
         columns["actions"] = take_rows(take_action_outputs["action"], agent_idx)
-        columns["action_probs"] = take_rows(take_action_outputs["log_probs"], agent_idx)
+        columns["action_probs"] = take_rows(take_action_outputs["action_probs"], agent_idx)
         return columns
 
     @timed
     def add_experiences(
-        self, curr_all_info: AllBrainInfo, next_all_info: AllBrainInfo, take_action_outputs: Any
+        self, curr_all_info: AllBrainInfo, next_all_info: AllBrainInfo, take_action_outputs: ActionInfoOutputs
     ) -> None:
         super().add_experiences(curr_all_info, next_all_info, take_action_outputs)
 

@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
@@ -50,14 +50,22 @@ def trainer_config(**changes: Any) -> str:
 
 
 class LearnProcess:
-    """``python -m mlagents.trainers.learn *args`` started in ``cwd`` in its own session (so that
-    its whole process group can be signalled and checked).
+    """``python -m mlagents.trainers.learn *args`` (or ``python script *args``) started in ``cwd`` in
+    its own session (so that its whole process group can be signalled and checked), with the
+    environment variables ``env`` (default: ours).
 
     Its output goes to a file in ``cwd`` that can be polled while it runs (``output()``); stderr goes
     there too, interleaved, unless ``separate_stderr`` (then ``errors()`` reads it).
     """
 
-    def __init__(self, cwd: Path, *args: object, separate_stderr: bool = False) -> None:
+    def __init__(
+        self,
+        cwd: Path,
+        *args: object,
+        separate_stderr: bool = False,
+        script: Path | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         self.cwd = cwd
         self.args = [str(a) for a in args]
         stamp = time.monotonic_ns()
@@ -67,9 +75,11 @@ class LearnProcess:
         with ExitStack() as files:
             stdout = files.enter_context(open(self.log_path, "w"))
             stderr = files.enter_context(open(self.err_path, "w")) if self.err_path else subprocess.STDOUT
+            command = ["-m", "mlagents.trainers.learn"] if script is None else [str(script)]
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "mlagents.trainers.learn", *self.args],
+                [sys.executable, *command, *self.args],
                 cwd=cwd,
+                env=None if env is None else dict(env),
                 stdout=stdout,
                 stderr=stderr,
                 start_new_session=True,

@@ -42,7 +42,7 @@ def update_batch(
     batch = {
         "vector_obs": obs,
         "next_vector_in": np.roll(obs, 1, axis=0),
-        "action_probs": out["log_probs"],
+        "action_probs": out["action_probs"],
         "masks": np.ones(n, np.float32),
         "advantages": rng.normal(size=n).astype(np.float32),
     }

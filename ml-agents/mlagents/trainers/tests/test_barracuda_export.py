@@ -219,7 +219,7 @@ def compare_discrete(policy, nn, rng, n=5, memory=None):
     env = run(nn, feeds)
     expected = policy._inference_fn(policy_feed)
     np.testing.assert_allclose(
-        env["action_probs"].reshape(n, -1), expected["log_probs"].numpy(), rtol=2e-4, atol=2e-5
+        env["action_probs"].reshape(n, -1), expected["action_probs"].numpy(), rtol=2e-4, atol=2e-5
     )
     np.testing.assert_allclose(
         env["action"].reshape(n, -1), expected["masked_log_probs"].numpy(), rtol=2e-4, atol=2e-4
@@ -242,7 +242,7 @@ def compare_continuous(policy, nn, rng, n=5, memory=None):
     expected = policy._inference_fn(policy_feed, epsilon)
     np.testing.assert_allclose(env["action"].reshape(n, -1), expected["action"].numpy(), rtol=2e-4, atol=2e-5)
     np.testing.assert_allclose(
-        env["action_probs"].reshape(n, -1), expected["log_probs"].numpy(), rtol=2e-4, atol=2e-4
+        env["action_probs"].reshape(n, -1), expected["action_probs"].numpy(), rtol=2e-4, atol=2e-4
     )
     if model.use_recurrent:
         np.testing.assert_allclose(

@@ -11,7 +11,6 @@ from mlagents.trainers.bc.models import BehavioralCloningModel
 from mlagents.trainers.bc.online_trainer import OnlineBCTrainer
 from mlagents.trainers.bc.policy import BCPolicy
 from mlagents.trainers.bc.trainer import CLONING_LOSS_TAG, BCTrainer
-from mlagents.trainers.components.bc.compatibility import brain_differences, check_demo_compatible
 from mlagents.trainers.exception import UnityTrainerException
 from mlagents.trainers.settings import OfflineBCSettings, OnlineBCSettings, TrainerConfig
 from mlagents.trainers.trainer_util import initialize_trainers
@@ -190,18 +189,6 @@ def test_settings_and_trainer_classes(tmp_path):
         TrainerConfig.from_dict(
             {"default": {k: v for k, v in bc_params(tmp_path).items() if k != "brain_to_imitate"}}
         )
-
-
-def test_demo_compatibility_names_what_differs():
-    basic = make_brain("BasicLearning", vec=20, actions=(3,))
-    ball = make_brain("3DBallLearning", vec=8, actions=(2,), space="continuous")
-    assert brain_differences(make_brain("Other", vec=20, actions=(3,)), basic) == []
-    with pytest.raises(UnityTrainerException) as info:
-        check_demo_compatible(ball, basic, "demos/Expert3DBall.demo")
-    message = str(info.value)
-    assert "\n" not in message
-    assert message.startswith("The provided demonstration is not compatible with the brain being used")
-    assert "vector_action_space_type is 'continuous' in the demonstration but 'discrete'" in message
 
 
 # ---------------------------------------------------------------------- trainers

@@ -180,6 +180,9 @@ def test_sigkill_while_saving_in_a_loop_never_breaks_the_folder(tmp_path):
 # ---------------------------------------------------------------------------------------- mlagents-learn --load
 
 BASIC_BUILD = Path(__file__).resolve().parents[4] / "example-envs" / "builds" / "Basic.x86_64"
+#: Seconds one mlagents-learn run of these tests may take; a test runs two (the module's saved run,
+#: counted in the first test that uses it, and its own), so its own timeout leaves room for both.
+LEARN_TIMEOUT = 240
 
 
 def learn(cwd: Path, port: int, max_steps: int, *extra: str) -> tuple[int, str]:
@@ -200,7 +203,7 @@ def learn(cwd: Path, port: int, max_steps: int, *extra: str) -> tuple[int, str]:
         "--no-graphics",
         *extra,
     )
-    status = run.finish(timeout=300)
+    status = run.finish(timeout=LEARN_TIMEOUT)
     assert_nothing_left([port], pgid=run.pid)
     return status, run.output()
 
@@ -219,6 +222,7 @@ def saved_run(tmp_path_factory, free_port_range) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2 * LEARN_TIMEOUT + 60)
 def test_load_skips_a_truncated_newest_checkpoint(saved_run, tmp_path, free_port_range):
     cwd = tmp_path / "run"
     shutil.copytree(saved_run, cwd)
@@ -236,6 +240,7 @@ def test_load_skips_a_truncated_newest_checkpoint(saved_run, tmp_path, free_port
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2 * LEARN_TIMEOUT + 60)
 def test_load_with_no_readable_checkpoint_is_one_error_line(saved_run, tmp_path, free_port_range):
     cwd = tmp_path / "run"
     shutil.copytree(saved_run, cwd)

@@ -12,13 +12,17 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from mlagents.envs.brain import BrainParameters
 from mlagents.trainers.demo_loader import (
     DemonstrationError,
     DemonstrationFileError,
     DemonstrationNotFoundError,
     DemonstrationPathError,
+    brain_differences,
+    check_demo_compatible,
     demo_to_buffer,
     load_demonstration,
+    load_demonstrations_for,
     make_demo_buffer,
 )
 from mlagents.trainers.exception import UnityTrainerException
@@ -307,3 +311,40 @@ def test_make_demo_buffer_of_loaded_infos(tmp_path: Path) -> None:
     brain, infos, _ = load_demonstration(str(write_discrete(tmp_path / "t.demo")))
     buffer = make_demo_buffer(infos[:3], brain, 1)
     assert np.asarray(buffer.update_buffer["actions"]).ravel().tolist() == [2, 1]
+
+
+# ---------------------------------------------------------------- fitting the brain that learns
+
+
+def make_brain(name: str, vec: int, actions: tuple[int, ...], space: str = "discrete") -> BrainParameters:
+    return BrainParameters(name, vec, 1, [], list(actions), [""] * len(actions), space)
+
+
+def test_demo_compatibility_names_what_differs() -> None:
+    basic = make_brain("BasicLearning", vec=20, actions=(3,))
+    ball = make_brain("3DBallLearning", vec=8, actions=(2,), space="continuous")
+    # Every field but the name counts; lists and tuples, 3 and 3.0 alike.
+    assert brain_differences(make_brain("Other", vec=20, actions=(3,)), basic) == []
+    assert brain_differences(BrainParameters("Other", 20, 1, [], (3.0,), ("",), "discrete"), basic) == []
+    assert brain_differences(make_brain("Other", vec=20, actions=(3,)), make_brain("B", 10, (3,))) == [
+        "vector_observation_space_size is 20 in the demonstration but 10 in the brain"
+    ]
+    with pytest.raises(UnityTrainerException) as info:
+        check_demo_compatible(ball, basic, "demos/Expert3DBall.demo")
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith(
+        "The provided demonstration is not compatible with the brain being used for performance "
+        "evaluation: demos/Expert3DBall.demo was recorded by brain 3DBallLearning and its "
+    )
+    assert "vector_action_space_type is 'continuous' in the demonstration but 'discrete'" in message
+
+
+def test_demonstrations_are_loaded_for_a_brain_that_fits(tmp_path: Path) -> None:
+    path = str(write_discrete(tmp_path / "teacher.demo"))
+    demo_brain, buffer = load_demonstrations_for(make_brain("Student", 1, (3,)), path, 1)
+    assert demo_brain.brain_name == "Teacher" and len(buffer.update_buffer["actions"]) == 4
+    with pytest.raises(DemonstrationError, match="vector_action_space_size is \\[3\\] in the demonstration"):
+        load_demonstrations_for(make_brain("Student", 1, (4,)), path, 1)
+    with pytest.raises(DemonstrationNotFoundError, match="does not exist"):
+        load_demonstrations_for(make_brain("Student", 1, (3,)), str(tmp_path / "none.demo"), 1)

@@ -21,7 +21,12 @@ VIDEO_FREQ = 1500
 LEARNING_RATE = 3.0e-3
 EPISODES = 10
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not BASIC.exists(), reason="the Basic build is missing")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not BASIC.exists(), reason="the Basic build is missing"),
+    # The module's training run (up to 300 s) counts in the first test that uses it.
+    pytest.mark.timeout(420),
+]
 imageio = pytest.importorskip("imageio.v2")
 
 

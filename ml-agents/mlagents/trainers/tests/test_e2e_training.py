@@ -347,6 +347,7 @@ BALL_CONFIG = trainer_config(
 
 
 @pytest.mark.learning
+@pytest.mark.timeout(480)  # the run may take 400 s under load
 @pytest.mark.skipif(not BALL.exists(), reason="the 3DBall build is missing")
 def test_3dball_learns(tmp_path, free_port_range):
     """A short PPO run on 3DBall (12 agents per instance, continuous actions, normalization) with

@@ -269,7 +269,8 @@ CURRICULUM = (
         (
             valid_config(trainer="offline_bc", batches_per_epoch=10, demo_path="demos/Nowhere.demo"),
             [],
-            "The demo_path demos/Nowhere.demo of the default section (trainer config config.yaml) does not exist",
+            "UnityTrainerException: The demonstration file or directory demos/Nowhere.demo does not exist. "
+            "(the demo_path of the default section, trainer config config.yaml)",
         ),
         (
             valid_config(trainer="online_bc", batches_per_epoch=10),
@@ -280,8 +281,8 @@ CURRICULUM = (
         (
             valid_config(pretraining={"demo_path": "demos/Nowhere.demo", "strength": 0.5, "steps": 100}),
             [],
-            "The pretraining demo_path demos/Nowhere.demo of the default section (trainer config config.yaml) "
-            "does not exist",
+            "The demonstration file or directory demos/Nowhere.demo does not exist. (the pretraining demo_path "
+            "of the default section, trainer config config.yaml)",
         ),
         (
             VALID_CONFIG,

@@ -19,7 +19,12 @@ BENCHMARKS = REPO / "benchmarks"
 BASIC = REPO / "example-envs" / "builds" / "Basic.x86_64"
 MAX_STEPS = 10000
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not BASIC.exists(), reason="the Basic build is missing")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not BASIC.exists(), reason="the Basic build is missing"),
+    # The module's two legs (up to 240 s each) count in the first test that uses them.
+    pytest.mark.timeout(600),
+]
 
 
 def long_run(*args: object, timeout: float = 240) -> subprocess.CompletedProcess[str]:

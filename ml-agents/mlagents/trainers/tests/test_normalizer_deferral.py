@@ -10,9 +10,9 @@ import tensorflow as tf
 from policy_helpers import make_info, update_batch  # beside the tests, see conftest
 
 from mlagents.envs.brain import BrainParameters
+from mlagents.trainers.fixed_signature import FixedSignatureFunction
 from mlagents.trainers.layers import Normalizer
 from mlagents.trainers.ppo.policy import PPOPolicy
-from mlagents.trainers.tf_policy import FixedSignatureFunction
 
 VEC = 4
 
@@ -76,7 +76,7 @@ def test_updates_checkpoints_and_exports_equal_those_of_immediate_writes(ppo_par
             info = make_info(brain, obs)
             outs = {name: policy.evaluate(info) for name, policy in policies.items()}
             immediate.model.normalizer.flush()
-            for key in ("value", "log_probs", "entropy"):
+            for key in ("value", "action_probs", "entropy"):
                 np.testing.assert_array_equal(outs["immediate"][key], outs["deferred"][key])
             np.testing.assert_array_equal(outs["immediate"]["action"], outs["deferred"]["action"])
         assert deferred.model.normalizer.has_staged and not immediate.model.normalizer.has_staged

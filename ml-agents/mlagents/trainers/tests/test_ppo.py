@@ -118,19 +118,14 @@ def common_batch(rng, n, streams):
 def test_discrete_losses_match_numpy(ppo_params):
     streams = {"extrinsic": {"strength": 1.0, "gamma": 0.99}, "second": {"strength": 0.5, "gamma": 0.9}}
     policy_brain = make_brain(vec=3, actions=(3, 2))
-    # Register a second extrinsic-type signal (its class and its settings) under another name to get
-    # two value heads.
-    from mlagents.trainers import settings
-    from mlagents.trainers.components.reward_signals import reward_signal_factory
-    from mlagents.trainers.components.reward_signals.extrinsic.signal import ExtrinsicRewardSignal
+    # Register a second extrinsic-type signal under another name to get two value heads.
+    from mlagents.trainers.settings import REWARD_SIGNAL_KINDS
 
-    reward_signal_factory.NAME_TO_CLASS["second"] = ExtrinsicRewardSignal
-    settings.REWARD_SIGNAL_SETTINGS["second"] = settings.ExtrinsicSettings
+    REWARD_SIGNAL_KINDS["second"] = REWARD_SIGNAL_KINDS["extrinsic"]
     try:
         policy = PPOPolicy(0, policy_brain, ppo_params(reward_signals=streams, beta=0.01), True)
     finally:
-        del reward_signal_factory.NAME_TO_CLASS["second"]
-        del settings.REWARD_SIGNAL_SETTINGS["second"]
+        del REWARD_SIGNAL_KINDS["second"]
     model = policy.model
     model.global_step.assign(10000)  # schedules at 1/5 of max_steps 5e4
     rng = np.random.default_rng(0)
@@ -261,7 +256,7 @@ def test_masked_actions_are_never_sampled(ppo_params):
     assert set(np.unique(actions[half:, 1])) == {0, 1}
     assert 0 <= actions[n - 1, 0] < 3
     outputs = action.outputs
-    assert outputs["log_probs"].shape == (n, 5)
+    assert outputs["action_probs"].shape == (n, 5)
     assert action.value.shape == (n,)
     assert action.memory is None
 

@@ -13,10 +13,11 @@ import pytest
 import yaml
 from learn_helpers import BASIC_LEARNING, leftovers, run_learn  # beside the tests, see conftest
 
-from mlagents.trainers.components.bc.prelaunch import check_imitation_before_launch, example_build_brains
+from mlagents.trainers.build_brains import example_build_brains
+from mlagents.trainers.demo_loader import DemonstrationNotFoundError
 from mlagents.trainers.exception import UnityTrainerException
-from mlagents.trainers.prelaunch import check_before_launch
-from mlagents.trainers.settings import MissingDemonstrationError, TrainerConfig
+from mlagents.trainers.prelaunch import check_before_launch, check_demo_paths
+from mlagents.trainers.settings import TrainerConfig
 
 REPO = Path(__file__).resolve().parents[4]
 BUILDS = REPO / "example-envs" / "builds"
@@ -58,7 +59,7 @@ def test_other_builds_are_left_to_the_check_after_start(tmp_path: Path) -> None:
     assert example_build_brains(None) is None
     assert example_build_brains(str(tmp_path / "Missing")) is None
     config = shipped("offline_bc_config.yaml", "BasicLearning", demo_path=str(OTHER_BRAIN_DEMO))
-    assert check_imitation_before_launch(config, str(wrapper)) is False
+    assert check_before_launch(config, str(wrapper)) is False
 
 
 @pytest.mark.slow
@@ -68,9 +69,26 @@ def test_pretraining_demo_of_another_brain_is_refused_before_launch(monkeypatch:
     pretraining = {"demo_path": str(OTHER_BRAIN_DEMO), "strength": 0.5, "steps": 100}
     config = shipped("trainer_config.yaml", "BasicLearning", pretraining=pretraining)
     with pytest.raises(UnityTrainerException, match="vector_action_space_type is 'continuous'"):
-        check_imitation_before_launch(config, str(BUILDS / "Basic.x86_64"))
+        check_before_launch(config, str(BUILDS / "Basic.x86_64"))
     good = shipped("offline_bc_config.yaml", "BasicLearning", demo_path=str(DEMOS / "ExpertBasic.demo"))
-    assert check_imitation_before_launch(good, str(BUILDS / "Basic.x86_64")) is True
+    assert check_before_launch(good, str(BUILDS / "Basic.x86_64")) is True
+
+
+def test_without_the_brains_the_default_section_demonstrations_are_read(tmp_path: Path) -> None:
+    """A default section that is the only one is every brain's: its demonstrations are read before
+    any build starts; with brain sections (the default one may be a template) they wait for the
+    brains (the trainers)."""
+    gail = {"strength": 1.0, "gamma": 0.99, "demo_path": str(tmp_path / "none.demo")}
+    brain_section = {"reward_signals": {"gail": gail}}
+    config = TrainerConfig.from_dict({"default": BASIC_LEARNING, "Other": brain_section}, "c.yaml")
+    check_demo_paths(config)
+    assert check_before_launch(config, None) is False
+    default_gail = dict(BASIC_LEARNING, reward_signals={"gail": gail})
+    config = TrainerConfig.from_dict({"default": default_gail}, "c.yaml")
+    message = f"The demonstration file or directory {gail['demo_path']} does not exist. (the gail demo_path "
+    with pytest.raises(DemonstrationNotFoundError) as error:
+        check_before_launch(config, None)
+    assert str(error.value) == message + "of the default section, trainer config c.yaml)"
 
 
 # ------------------------------------------------------------------ reward signals, through the CLI
@@ -129,12 +147,14 @@ GAIL = {"strength": 1.0, "gamma": 0.99, "encoding_size": 16}
         ),
         (
             {"gail": dict(GAIL, demo_path="demos/Nowhere.demo")},
-            "The demonstration file or directory demos/Nowhere.demo of the gail reward signal does not exist",
+            "The demonstration file or directory demos/Nowhere.demo does not exist. (the gail demo_path of "
+            "brain BasicLearning, trainer config config.yaml)",
         ),
         (
             {"gail": dict(GAIL, demo_path=str(OTHER_BRAIN_DEMO))},
-            f"The demonstrations {OTHER_BRAIN_DEMO} (brain 3DBallLearning) do not fit brain BasicLearning: "
-            "continuous actions [2] instead of discrete [3]; vector observations of size 8 instead of 20.",
+            "The provided demonstration is not compatible with the brain being used for performance "
+            f"evaluation: {OTHER_BRAIN_DEMO} was recorded by brain 3DBallLearning and its "
+            "vector_observation_space_size is 8 in the demonstration but 20 in the brain; ",
         ),
         (
             {"curiosity": {"strength": 0.01, "gamma": 0.99}},
@@ -198,6 +218,6 @@ def test_the_shipped_gail_config_is_checked_for_the_brains_of_the_build(
     assert gail["demo_path"] == "demos/ExpertCrawlerSta.demo"
     gail["demo_path"] = "demos/ExpertCrawlerStatic.demo"
     with pytest.raises(
-        MissingDemonstrationError, match="demos/ExpertCrawlerStatic.demo of the gail reward signal"
+        DemonstrationNotFoundError, match="demos/ExpertCrawlerStatic.demo does not exist. .the gail demo_path"
     ):
         check_before_launch(TrainerConfig.from_dict(raw), str(BUILDS / "CrawlerStatic.x86_64"))

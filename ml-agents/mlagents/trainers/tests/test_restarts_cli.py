@@ -11,12 +11,15 @@ import json
 import os
 import re
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from learn_helpers import assert_nothing_left, leftovers, trainer_config  # beside the tests, see conftest
+from learn_helpers import (  # beside the tests, see conftest
+    LearnProcess,
+    assert_nothing_left,
+    leftovers,
+    trainer_config,
+)
 from tensorboard.backend.event_processing import event_accumulator
 
 pytestmark = pytest.mark.slow
@@ -33,50 +36,14 @@ RESTART_LINE = re.compile(
 )
 
 
-class FaultyLearn:
-    """``faulty_learn.py *args`` in ``cwd``, in its own session, output to a file."""
-
-    def __init__(self, cwd: Path, faults: dict, *args: object) -> None:
-        self.cwd = cwd
-        self.log_path = cwd / "learn.log"
-        self.report = cwd / "report.json"
-        markers = cwd / "markers"
-        markers.mkdir()
-        env = dict(
-            os.environ,
-            MLAGENTS_TEST_FAULTS=json.dumps({**faults, "markers": str(markers), "report": str(self.report)}),
-        )
-        with open(self.log_path, "w") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, str(HERE / "faulty_learn.py"), *map(str, args)],
-                cwd=cwd,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-
-    def output(self) -> str:
-        return self.log_path.read_text()
-
-    def wait_for(self, pattern: str, timeout: float) -> None:
-        """Wait until the output matches ``pattern`` (polling the log file the command writes)."""
-        import time
-
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and self.process.poll() is None:
-            if re.search(pattern, self.output(), re.MULTILINE):
-                return
-            time.sleep(0.2)
-        raise AssertionError(f"{pattern!r} did not appear; output:\n{self.output()[-4000:]}")
-
-    def finish(self, timeout: float) -> int:
-        try:
-            return self.process.wait(timeout=timeout)
-        finally:
-            if self.process.poll() is None:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
+def faulty_learn(cwd: Path, faults: dict, *args: object) -> LearnProcess:
+    """``faulty_learn.py *args`` in ``cwd`` with the test hooks ``faults``; its report goes to
+    ``cwd / "report.json"``."""
+    markers = cwd / "markers"
+    markers.mkdir()
+    hooks = {**faults, "markers": str(markers), "report": str(cwd / "report.json")}
+    env = dict(os.environ, MLAGENTS_TEST_FAULTS=json.dumps(hooks))
+    return LearnProcess(cwd, *args, script=HERE / "faulty_learn.py", env=env)
 
 
 def restarts_in_tensorboard(summary_dir: Path) -> list[float]:
@@ -85,6 +52,7 @@ def restarts_in_tensorboard(summary_dir: Path) -> list[float]:
     return [event.value for event in acc.Scalars("Environment/Restarts")]
 
 
+@pytest.mark.timeout(720)  # up to 240 s to step 400, then up to 400 s to the end
 @pytest.mark.skipif(not BALL.exists(), reason="the 3DBall build is missing")
 def test_training_goes_on_after_a_killed_and_a_hung_build(tmp_path, free_port_range):
     config = trainer_config(
@@ -108,7 +76,7 @@ def test_training_goes_on_after_a_killed_and_a_hung_build(tmp_path, free_port_ra
         "args": ["--frame-time-ms", "10"],
         "exchange_timeout": 3.0,
     }
-    run = FaultyLearn(
+    run = faulty_learn(
         tmp_path,
         faults,
         "config.yaml",
@@ -149,17 +117,18 @@ def test_training_goes_on_after_a_killed_and_a_hung_build(tmp_path, free_port_ra
     model_dir = tmp_path / "models" / "faults-0"
     assert (model_dir / "3DBallLearning.nn").is_file()
     assert max(restarts_in_tensorboard(tmp_path / "summaries" / "faults_3DBallLearning")) == len(lines)
-    report = json.loads(run.report.read_text())
+    report = json.loads((tmp_path / "report.json").read_text())
     assert report["chunks"] > 0 and report["breaks"] == []
     assert_nothing_left(range(port, port + 4), pgid=run.process.pid)
 
 
+@pytest.mark.timeout(360)  # the run may take 300 s
 @pytest.mark.skipif(not BASIC.exists(), reason="the Basic build is missing")
 def test_past_the_limit_the_run_saves_and_ends_with_one_error(tmp_path, free_port_range):
     (tmp_path / "config.yaml").write_text(trainer_config(max_steps=1.0e6, summary_freq=200))
     port = free_port_range(2)
     faults = {"first_launch_args": {"1": ["--fault-exit-after", "150"]}}
-    run = FaultyLearn(
+    run = faulty_learn(
         tmp_path,
         faults,
         "config.yaml",

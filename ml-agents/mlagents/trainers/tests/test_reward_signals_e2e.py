@@ -52,6 +52,7 @@ def write_config(path, section):
 
 
 @pytest.mark.learning
+@pytest.mark.timeout(360)  # the run may take 300 s
 @pytest.mark.skipif(
     not (BASIC.exists() and EXPERT_BASIC.exists()), reason="the Basic build or its demo is missing"
 )
@@ -186,6 +187,7 @@ def corridor_build(folder):
 
 
 @pytest.mark.learning
+@pytest.mark.timeout(480)  # a run may take 400 s
 def test_curiosity_finds_the_sparse_reward_that_ppo_alone_misses(tmp_path, free_port_range):
     """The corridor's end is 3.9 standard deviations of a random walk away: PPO alone sees no
     reward in 5000 steps; with curiosity the agents walk to the end within them (measured with
@@ -287,7 +289,8 @@ def test_a_demonstration_of_another_brain_stops_the_run(tmp_path, free_port_rang
     status, _, err = run_learn(tmp_path, "config.yaml", "--env", build, "--train", "--base-port", port)
     line = one_error_line(status, err)
     assert (
-        "The demonstrations other.demo (brain Other) do not fit brain BasicLearning: continuous actions [2]"
+        "The provided demonstration is not compatible with the brain being used for performance evaluation: "
+        "other.demo was recorded by brain Other and its vector_action_space_size is [2] in the demonstration"
         in line
     )
     assert_nothing_left([port])

@@ -79,7 +79,7 @@ def reference_add_experiences(trainer, curr_info, next_info, outputs):
                 else:
                     agent["action_mask"].append(policy.action_masks_of(stored)[idx], padding_value=1)
                 agent["actions"].append(stored_outputs["action"][idx])
-                agent["action_probs"].append(stored_outputs["log_probs"][idx])
+                agent["action_probs"].append(stored_outputs["action_probs"][idx])
                 agent["prev_action"].append(stored.previous_vector_actions[idx])
                 trainer.collected_rewards["environment"][agent_id] += float(
                     np.float32(next_info.rewards[next_idx])

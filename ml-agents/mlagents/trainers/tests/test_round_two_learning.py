@@ -36,12 +36,13 @@ TENNIS = REPO / "example-envs" / "builds" / "Tennis.x86_64"
 REACHER = REPO / "example-envs" / "builds" / "Reacher.x86_64"
 
 
-def train(build: Path, brain: str, budget: int, cwd: Path, port: int, seed: int) -> str:
+def train(build: Path, brain: str, budget: int, cwd: Path, port: int, seed: int, wait: float) -> str:
     """Run mlagents-learn with the shipped config on ``build`` with two instances until the
     summary line of step ``budget`` (a multiple of 1000 and of the brain's summary_freq; the line
     may say one step more, the two workers' steps are counted together); return its output, after
     checking that it ended cleanly, left nothing behind and summarised ``brain`` alone. Its
-    TensorBoard summaries are in ``cwd / "summaries" / f"learn_{brain}"``."""
+    TensorBoard summaries are in ``cwd / "summaries" / f"learn_{brain}"``. ``wait``: seconds to reach
+    that line (the test's own timeout leaves 180 s more, for the end of the run and the checks)."""
     run = LearnProcess(
         cwd,
         CONFIG,
@@ -58,7 +59,7 @@ def train(build: Path, brain: str, budget: int, cwd: Path, port: int, seed: int)
     )
     try:
         thousands = budget // 1000
-        run.wait_for(rf"^INFO:mlagents\.trainers: learn: {brain}: Step: {thousands}\d{{3}}\.", timeout=1200)
+        run.wait_for(rf"^INFO:mlagents\.trainers: learn: {brain}: Step: {thousands}\d{{3}}\.", timeout=wait)
         run.process.send_signal(signal.SIGTERM)
     finally:
         status = run.finish(timeout=120)
@@ -94,7 +95,7 @@ def test_tennis_players_learn_to_return_the_ball(
     the same seed started their climb up to 4000 steps apart (``python
     benchmarks/learning_rise.py --env Tennis --seeds 1 2 --max-steps 20000``: seed 2 reached 0.104
     at 16000), which is why the budget of 20000 steps leaves room well beyond this run's climb."""
-    output = train(TENNIS, "TennisLearning", TENNIS_BUDGET, tmp_path, free_port_range(2), seed=1)
+    output = train(TENNIS, "TennisLearning", TENNIS_BUDGET, tmp_path, free_port_range(2), seed=1, wait=720)
     means = mean_rewards(output, "TennisLearning", TENNIS_BUDGET)
     assert len(means) >= TENNIS_BUDGET // 1000 - 1, means
     start = means[0]
@@ -138,7 +139,7 @@ def test_reacher_arms_learn_to_follow_the_goal(tmp_path: Path, free_port_range: 
     seen.
     """
     brain = "ReacherLearning"
-    output = train(REACHER, brain, REACHER_BUDGET, tmp_path, free_port_range(2), seed=REACHER_SEED)
+    output = train(REACHER, brain, REACHER_BUDGET, tmp_path, free_port_range(2), seed=REACHER_SEED, wait=1620)
     for setting in ("batch_size:\t2024", "buffer_size:\t20240", "time_horizon:\t1000", "normalize:\tTrue"):
         assert setting in output
     windows = read_windows(

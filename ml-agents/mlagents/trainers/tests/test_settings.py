@@ -11,7 +11,8 @@ from mlagents.envs.exception import UnityEnvironmentException
 from mlagents.trainers import learn
 from mlagents.trainers.exception import UnityPolicyException, UnityTrainerException
 from mlagents.trainers.settings import (
-    TRAINER_SETTINGS,
+    REWARD_SIGNAL_KINDS,
+    TRAINER_KINDS,
     CommandLineError,
     ConfigSource,
     PPOSettings,
@@ -22,7 +23,7 @@ from mlagents.trainers.settings import (
     TrainerSettings,
     TrainerSettingsError,
 )
-from mlagents.trainers.trainer_util import TRAINER_CLASSES, load_trainer_config
+from mlagents.trainers.trainer_util import load_trainer_config
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 SHIPPED_CONFIG = os.path.join(REPO, "config", "trainer_config.yaml")
@@ -258,24 +259,34 @@ def test_shipped_config_is_read_into_typed_settings():
     assert (walker.max_steps, walker.num_layers, walker.reward_signals["extrinsic"].gamma) == (2e6, 3, 0.995)
 
 
-def test_sections_asking_for_what_this_version_lacks_fail_only_for_their_brain():
-    """Every section of the shipped config is available (the Pyramids brains' curiosity too); a
-    section asking for what is not available, or a demonstration that does not exist, fails only
-    for its brain."""
+def test_the_settings_name_the_demonstrations_they_read_without_opening_them():
+    """Whether a demonstration exists (and fits its brain) is checked before launch for the brains
+    that are trained (test_prelaunch), not when the configuration is read: a section may name
+    demonstrations of examples one does not run."""
     config = load_trainer_config(SHIPPED_CONFIG)
-    assert set(config.unavailable) == set()
     assert list(config.for_brain("PyramidsLearning").reward_signals) == ["extrinsic", "curiosity"]
+    assert config.for_brain("PyramidsLearning").demonstrations() == []
+    gail = {"strength": 1.0, "gamma": 0.9, "demo_path": "none.demo"}
+    pretraining = {"demo_path": "pre.demo", "strength": 0.5, "steps": 10}
     config = TrainerConfig.from_dict(
-        {
-            "default": PPO,
-            "G": {"reward_signals": {"gail": {"strength": 1.0, "gamma": 0.9, "demo_path": "none.demo"}}},
-        }
+        {"default": PPO, "G": {"reward_signals": {"gail": gail}, "pretraining": pretraining}}
     )
-    assert set(config.unavailable) == {"G"}
-    with pytest.raises(
-        UnityTrainerException, match="The demonstration file or directory none.demo of the gail"
-    ):
-        config.for_brain("G")
+    assert config.for_brain("G").demonstrations() == [
+        ("pretraining demo_path", "pre.demo"),
+        ("gail demo_path", "none.demo"),
+    ]
+
+
+def test_one_registry_of_trainer_kinds_and_one_of_reward_signals():
+    assert list(TRAINER_KINDS) == ["ppo", "offline_bc", "online_bc"]
+    assert [kind.class_name for kind in TRAINER_KINDS.values()] == [
+        "PPOTrainer",
+        "OfflineBCTrainer",
+        "OnlineBCTrainer",
+    ]
+    assert list(REWARD_SIGNAL_KINDS) == ["extrinsic", "curiosity", "gail"]
+    for name, kind in {**TRAINER_KINDS, **REWARD_SIGNAL_KINDS}.items():
+        assert kind.load_class().__name__ == kind.class_name, name
 
 
 @pytest.mark.parametrize(
@@ -292,8 +303,7 @@ def test_behavioural_cloning_settings(trainer_type, key):
     section.update(trainer=trainer_type, batches_per_epoch=5, **{key: "X"})
     settings = TrainerConfig.from_dict({"default": section}, "c.yaml").default
     assert settings is not None and getattr(settings, key) == "X" and settings.batches_per_epoch == 5
-    assert type(settings) is TRAINER_SETTINGS[trainer_type]
-    assert trainer_type in TRAINER_CLASSES
+    assert type(settings) is TRAINER_KINDS[trainer_type].settings_class
     del section[key]
     with pytest.raises(UnityTrainerException) as info:
         TrainerConfig.from_dict({"default": section}, "c.yaml")

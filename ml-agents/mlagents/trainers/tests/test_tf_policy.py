@@ -5,8 +5,8 @@ import pytest
 import tensorflow as tf
 
 from mlagents.envs.brain import BrainParameters
+from mlagents.trainers.fixed_signature import FixedSignatureFunction
 from mlagents.trainers.ppo.policy import PPOPolicy
-from mlagents.trainers.tf_policy import FixedSignatureFunction
 
 SIGNATURE = [
     {"obs": tf.TensorSpec([None, 3], tf.float32), "actions": tf.TensorSpec([None, 2], tf.int32)},

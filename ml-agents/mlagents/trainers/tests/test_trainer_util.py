@@ -6,7 +6,8 @@ import pytest
 
 from mlagents.envs.brain import BrainParameters
 from mlagents.envs.exception import UnityEnvironmentException
-from mlagents.trainers.trainer_util import initialize_trainers, load_config, trainer_parameters_for_brain
+from mlagents.trainers.settings import merged_section
+from mlagents.trainers.trainer_util import initialize_trainers, load_config
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 SHIPPED_CONFIG = os.path.join(REPO, "config", "trainer_config.yaml")
@@ -82,22 +83,22 @@ def test_merge_is_shallow_and_brain_section_wins():
         "default": {"trainer": "ppo", "batch_size": 1, "reward_signals": {"extrinsic": {"gamma": 0.99}}},
         "B": {"batch_size": 2, "reward_signals": {"curiosity": {"strength": 0.1}}},
     }
-    params = trainer_parameters_for_brain(config, "B")
+    params = merged_section(config, "B")
     assert params == {"trainer": "ppo", "batch_size": 2, "reward_signals": {"curiosity": {"strength": 0.1}}}
     assert config["default"]["batch_size"] == 1  # the default section is not modified
 
 
 def test_brain_without_section_uses_default():
-    assert trainer_parameters_for_brain({"default": {"a": 1}, "Other": {"a": 2}}, "B") == {"a": 1}
+    assert merged_section({"default": {"a": 1}, "Other": {"a": 2}}, "B") == {"a": 1}
 
 
 def test_brain_section_without_default_section():
-    assert trainer_parameters_for_brain({"B": {"a": 2}}, "B") == {"a": 2}
+    assert merged_section({"B": {"a": 2}}, "B") == {"a": 2}
 
 
 def test_section_alias_is_followed():
     config = {"default": {"a": 1, "b": 1}, "B": "C", "C": "D", "D": {"b": 3}}
-    assert trainer_parameters_for_brain(config, "B") == {"a": 1, "b": 3}
+    assert merged_section(config, "B") == {"a": 1, "b": 3}
 
 
 @pytest.mark.parametrize(
@@ -112,7 +113,7 @@ def test_section_alias_is_followed():
 )
 def test_section_errors(config, message):
     with pytest.raises(UnityEnvironmentException, match=message):
-        trainer_parameters_for_brain(config, "B")
+        merged_section(config, "B")
 
 
 @pytest.mark.parametrize(
@@ -224,7 +225,7 @@ def test_shipped_config_has_exactly_the_original_sections():
 
 @pytest.mark.parametrize("brain", sorted(EXPECTED))
 def test_shipped_config_effective_values(brain):
-    params = trainer_parameters_for_brain(load_config(SHIPPED_CONFIG), brain)
+    params = merged_section(load_config(SHIPPED_CONFIG), brain)
     values, signals = EXPECTED[brain]
     assert params["trainer"] == "ppo"
     assert params["epsilon"] == 0.2
@@ -292,9 +293,3 @@ def test_initialize_trainers_from_the_checked_config(tmp_path, ppo_params):
     assert trainer.get_max_steps == 50000.0
     assert config.default.summary_path is None  # the checked config itself is not changed
     assert trainer.parameters["max_steps"] == 50000.0 and trainer.parameters["keep_checkpoints"] == 3
-
-
-def test_trainer_table_has_ppo_and_the_bc_trainers():
-    from mlagents.trainers.trainer_util import TRAINER_CLASSES
-
-    assert set(TRAINER_CLASSES) == {"ppo", "offline_bc", "online_bc"}

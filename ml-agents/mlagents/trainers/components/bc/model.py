@@ -20,13 +20,13 @@ An own Adam optimizer (not the PPO one) updates every variable the loss depends 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 import tensorflow as tf
 
 from mlagents.trainers.adam import Adam
-from mlagents.trainers.models import LearningModel, Tensors
+from mlagents.trainers.models import ACTION_CLIP, LearningModel, Tensors
 
 __all__ = ["BCModel", "pretraining_learning_rate"]
 
@@ -64,7 +64,10 @@ class BCModel:
         expert = batch["expert_action"]
         if model.is_continuous:
             sigma = tf.sqrt(tf.exp(model.log_sigma_squared))
-            action = tf.clip_by_value(out["mu"] + sigma * batch["epsilon"], -3.0, 3.0) / 3.0
+            action = (
+                tf.clip_by_value(out["mu"] + sigma * batch["epsilon"], -ACTION_CLIP, ACTION_CLIP)
+                / ACTION_CLIP
+            )
             return tf.reduce_mean(tf.square(action - expert))
         logits = out["logits"]
         terms = []
@@ -75,18 +78,15 @@ class BCModel:
             start += size
         return tf.reduce_mean(tf.concat(terms, axis=1))
 
-    def update_function(self, observation_spec: dict[str, tf.TensorSpec], sequence_length: int) -> Any:
+    def update_function(self, sequence_length: int) -> Callable[[Tensors, tf.Tensor], tf.Tensor]:
         """``update(batch, learning_rate) -> loss``: one Adam step (a plain function to wrap in a
         ``tf.function``)."""
-        model = self.policy_model
-        optimizer = self.optimizer
+        variables = self.policy_model.trainable_variables
 
-        def update(batch: dict[str, tf.Tensor], learning_rate: tf.Tensor) -> tf.Tensor:
-            variables = model.trainable_variables
-            with tf.GradientTape() as tape:
-                loss = self.loss(batch, sequence_length)
-            gradients = tape.gradient(loss, variables)
-            optimizer.apply_gradients(zip(gradients, variables), learning_rate)
-            return loss
+        def update(batch: Tensors, learning_rate: tf.Tensor) -> tf.Tensor:
+            losses = self.optimizer.minimize(
+                lambda: {"loss": self.loss(batch, sequence_length)}, variables, learning_rate
+            )
+            return losses["loss"]
 
         return update

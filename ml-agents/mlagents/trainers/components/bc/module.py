@@ -12,16 +12,16 @@ After every PPO update the policy also takes behavioural-cloning steps on the de
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import tensorflow as tf
 
-from mlagents.trainers.buffer import Buffer
-from mlagents.trainers.components.bc.compatibility import load_demonstrations_for
+from mlagents.trainers.buffer import Buffer, MiniBatch
 from mlagents.trainers.components.bc.model import BCModel
+from mlagents.trainers.demo_loader import load_demonstrations_for
+from mlagents.trainers.fixed_signature import FixedSignatureFunction
 from mlagents.trainers.settings import PretrainingSettings
-from mlagents.trainers.tf_policy import FixedSignatureFunction
 
 if TYPE_CHECKING:
     from mlagents.trainers.tf_policy import TFPolicy
@@ -89,7 +89,7 @@ class BCModule:
             spec["epsilon"] = tf.TensorSpec([1, model.act_size[0]], tf.float32)
         else:
             spec["expert_action"] = tf.TensorSpec([None, len(model.act_size)], tf.int32)
-        update = self.model.update_function(spec, self.policy.sequence_length)
+        update = self.model.update_function(self.policy.sequence_length)
         self._update_fn = FixedSignatureFunction(update, [spec, tf.TensorSpec([], tf.float32)])
 
     def learning_rate(self) -> float:
@@ -123,25 +123,11 @@ class BCModule:
                 losses.append(self._update_batch(mini_batch))
         return {PRETRAINING_LOSS_TAG: float(np.mean(losses)) if losses else 0.0}
 
-    def _update_batch(self, mini_batch: dict[str, Any]) -> float:
-        policy = self.policy
-        model = policy.model
-        n = len(mini_batch["actions"])
-        feed: dict[str, np.ndarray] = {}
-        if policy.use_vec_obs:
-            feed["vector_observation"] = np.asarray(mini_batch["vector_obs"], dtype=np.float32).reshape(n, -1)
-        for i in range(policy.vis_obs_size):
-            feed[f"visual_observation_{i}"] = np.asarray(mini_batch[f"visual_obs{i}"], dtype=np.float32)
-        actions = np.asarray(mini_batch["actions"])
+    def _update_batch(self, mini_batch: MiniBatch) -> float:
+        model = self.policy.model
+        feed, actions = self.policy.demonstration_feed(mini_batch)
+        feed["expert_action"] = actions
         if model.is_continuous:
-            feed["expert_action"] = actions.reshape(n, -1).astype(np.float32)
             feed["epsilon"] = self.rng.standard_normal((1, model.act_size[0])).astype(np.float32)
-        else:
-            feed["expert_action"] = actions.reshape(n, -1).astype(np.int32)
-            feed["action_masks"] = np.ones((n, sum(model.act_size)), dtype=np.float32)
-            if policy.use_recurrent:
-                feed["prev_action"] = np.asarray(mini_batch["prev_action"]).reshape(n, -1).astype(np.int32)
-        if policy.use_recurrent:
-            feed["recurrent_in"] = np.zeros((n // policy.sequence_length, policy.m_size), dtype=np.float32)
         loss = self._update_fn(feed, np.float32(self.current_lr))
         return float(loss.numpy())

@@ -11,13 +11,34 @@ discount ``gamma``, and the advantages of all signals are averaged.
 from __future__ import annotations
 
 import abc
-from typing import Any, NamedTuple
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
+from mlagents.envs.brain import BrainInfo, BrainParameters
+from mlagents.envs.timers import hierarchical_timer
+from mlagents.trainers.agent_ids import agent_ids
+from mlagents.trainers.buffer import MiniBatch
 from mlagents.trainers.exception import UnityTrainerException
 
-__all__ = ["RewardSignal", "RewardSignalResult"]
+if TYPE_CHECKING:
+    import tensorflow as tf
+
+    from mlagents.trainers.adam import Adam
+    from mlagents.trainers.models import LearningModel
+
+__all__ = ["LearnedRewardSignal", "RewardSignal", "RewardSignalResult", "SignalPolicy"]
+
+
+class SignalPolicy(Protocol):
+    """What a reward signal reads of the policy it belongs to (a
+    :class:`~mlagents.trainers.tf_policy.TFPolicy`)."""
+
+    brain: BrainParameters
+    seed: int
+
+    def observation_feed(self, brain_info: BrainInfo) -> dict[str, np.ndarray]: ...
 
 
 class RewardSignalResult(NamedTuple):
@@ -30,8 +51,8 @@ class RewardSignalResult(NamedTuple):
 class RewardSignal(abc.ABC):
     """Base class of the reward signals.
 
-    :param policy: the policy the signal belongs to (a :class:`~mlagents.trainers.tf_policy.TFPolicy`).
-    :param policy_model: that policy's network (signals with their own network read its inputs).
+    :param policy: the policy the signal belongs to.
+    :param policy_model: that policy's network (GAIL normalizes with its normalizer).
     :param strength: multiplier of the reward.
     :param gamma: discount factor of this signal's value head.
 
@@ -39,11 +60,14 @@ class RewardSignal(abc.ABC):
     :ivar value_name: TensorBoard tag of the value estimate, ``Policy/<Short> Value Estimate``
         (Short = the class name without ``RewardSignal``).
     :ivar use_terminal_states: True if the value after an episode end is 0 (no bootstrapping).
-    :ivar update_dict: what the signal's own update computes (empty when it has no network).
+    :ivar update_dict: key of the dict returned by :meth:`update` -> the loss it reports (empty
+        when the signal has no network).
     :ivar stats_name_to_update_name: TensorBoard tag -> key of the dict returned by :meth:`update`.
     """
 
-    def __init__(self, policy: Any, policy_model: Any, strength: float, gamma: float) -> None:
+    def __init__(
+        self, policy: SignalPolicy, policy_model: LearningModel, strength: float, gamma: float
+    ) -> None:
         short_name = self.__class__.__name__.replace("RewardSignal", "")
         self.stat_name = f"Policy/{short_name} Reward"
         self.value_name = f"Policy/{short_name} Value Estimate"
@@ -52,29 +76,29 @@ class RewardSignal(abc.ABC):
         self.strength = strength
         self.gamma = gamma
         self.use_terminal_states = True
-        self.update_dict: dict[str, Any] = {}
+        self.update_dict: dict[str, str] = {}
         self.stats_name_to_update_name: dict[str, str] = {}
 
-    def evaluate(self, current_info: Any, next_info: Any) -> RewardSignalResult:
+    def evaluate(self, current_info: BrainInfo, next_info: BrainInfo) -> RewardSignalResult:
         """Rewards of the transition ``current_info -> next_info`` for the agents of ``next_info``.
 
         ``current_info`` is aligned with ``next_info`` (same agents, same order). The base signal
         gives zeros.
         """
-        zeros = np.zeros(len(next_info.agents), dtype=np.float32)
+        zeros = np.zeros(len(next_info.agents or []), dtype=np.float32)
         return RewardSignalResult(self.strength * zeros, zeros)
 
-    def checkpoint_objects(self) -> dict[str, Any]:
+    def checkpoint_objects(self) -> dict[str, tf.Module]:
         """The signal's TensorFlow objects a policy checkpoint keeps (name -> trackable); none here."""
         return {}
 
     def prepare_update(
-        self, policy_model: Any, mini_batch: dict[str, np.ndarray], num_sequences: int
-    ) -> dict[str, Any]:
-        """Extra inputs the signal's update needs from a PPO mini-batch (none by default)."""
+        self, policy_model: LearningModel, mini_batch: MiniBatch, num_sequences: int
+    ) -> Mapping[str, object]:
+        """The inputs the signal's update takes from a PPO mini-batch (none by default)."""
         return {}
 
-    def update(self, mini_batch: dict[str, np.ndarray], num_sequences: int) -> dict[str, float]:
+    def update(self, mini_batch: MiniBatch, num_sequences: int) -> dict[str, float]:
         """Train the signal's own network on the PPO mini-batch; returns the values named by
         :attr:`stats_name_to_update_name`. Signals without a network do nothing."""
         return {}
@@ -91,3 +115,50 @@ class RewardSignal(abc.ABC):
                 raise UnityTrainerException(
                     f"The hyper-parameter {key} could not be found for {cls.__name__}."
                 )
+
+
+class LearnedRewardSignal(RewardSignal):
+    """Base of the signals with a network of their own (curiosity, GAIL).
+
+    A subclass builds ``model`` and its ``optimizer`` (both kept in the policy's checkpoints), gives
+    :meth:`unscaled_rewards`, :meth:`scale`, :meth:`prepare_update` and :meth:`train`, and fills
+    ``update_dict``. The reward is 0 until the first update (``has_updated``).
+    """
+
+    model: tf.Module
+    optimizer: Adam
+    has_updated: bool = False
+
+    def checkpoint_objects(self) -> dict[str, tf.Module]:
+        """What a checkpoint of the policy keeps of the signal: its network and optimizer."""
+        return {"model": self.model, "optimizer": self.optimizer}
+
+    def evaluate(self, current_info: BrainInfo, next_info: BrainInfo) -> RewardSignalResult:
+        """(scaled, unscaled) rewards of every agent of ``next_info``, timed as
+        ``<Signal>.evaluate``."""
+        with hierarchical_timer(f"{type(self).__name__}.evaluate"):
+            n = len(agent_ids(next_info))
+            if n == 0:
+                empty = np.zeros(0, dtype=np.float32)
+                return RewardSignalResult(empty, empty)
+            unscaled = self.unscaled_rewards(current_info, next_info, n).astype(np.float32)
+            return RewardSignalResult(self.scale(unscaled), unscaled)
+
+    def unscaled_rewards(self, current_info: BrainInfo, next_info: BrainInfo, n: int) -> np.ndarray:
+        """The n agents' rewards before :meth:`scale` (float32, (n,))."""
+        raise NotImplementedError
+
+    def scale(self, unscaled: np.ndarray) -> np.ndarray:
+        """The rewards the policy learns from."""
+        raise NotImplementedError
+
+    def train(self, inputs: Mapping[str, object]) -> Mapping[str, tf.Tensor]:
+        """One step of the network on the inputs of :meth:`prepare_update`; returns its losses."""
+        raise NotImplementedError
+
+    def update(self, mini_batch: MiniBatch, num_sequences: int) -> dict[str, float]:
+        """One step of the network on the PPO mini-batch, timed as ``<Signal>.update``; returns the
+        values named by ``update_dict``."""
+        with hierarchical_timer(f"{type(self).__name__}.update"):
+            losses = self.train(self.prepare_update(self.policy_model, mini_batch, num_sequences))
+            return {name: float(losses[key].numpy()) for name, key in self.update_dict.items()}

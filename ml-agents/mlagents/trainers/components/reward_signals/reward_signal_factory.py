@@ -1,33 +1,45 @@
-"""Builds the reward signals named in a trainer configuration: :func:`create_reward_signal`."""
+"""Builds the reward signals named in a trainer configuration: :func:`create_reward_signal`.
+
+Which names exist, and which classes they stand for, is said once, by
+:data:`~mlagents.trainers.settings.REWARD_SIGNAL_KINDS`; :data:`NAME_TO_CLASS` reads it.
+"""
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from mlagents.trainers.components.reward_signals import RewardSignal
-from mlagents.trainers.components.reward_signals.curiosity.signal import CuriosityRewardSignal
-from mlagents.trainers.components.reward_signals.extrinsic.signal import ExtrinsicRewardSignal
-from mlagents.trainers.components.reward_signals.gail.signal import GAILRewardSignal
 from mlagents.trainers.exception import UnityTrainerException
-from mlagents.trainers.settings import SIGNALS_NOT_YET_AVAILABLE, RewardSignalSettings
+from mlagents.trainers.settings import REWARD_SIGNAL_KINDS, RewardSignalSettings
 
-LOGGER = logging.getLogger("mlagents.trainers")
+if TYPE_CHECKING:
+    from mlagents.trainers.components.reward_signals import SignalPolicy
+    from mlagents.trainers.models import LearningModel
 
-NAME_TO_CLASS: dict[str, type[RewardSignal]] = {
-    "extrinsic": ExtrinsicRewardSignal,
-    "curiosity": CuriosityRewardSignal,
-    "gail": GAILRewardSignal,
-}
+__all__ = ["NAME_TO_CLASS", "create_reward_signal"]
 
-# Signals of the 0.9 toolkit that this version does not provide yet.
-NOT_YET_AVAILABLE = SIGNALS_NOT_YET_AVAILABLE
+
+class _SignalClasses(Mapping[str, type[RewardSignal]]):
+    """Signal name -> signal class, as registered in ``REWARD_SIGNAL_KINDS`` (read-only)."""
+
+    def __getitem__(self, name: str) -> type[RewardSignal]:
+        return REWARD_SIGNAL_KINDS[name].load_class()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(REWARD_SIGNAL_KINDS)
+
+    def __len__(self) -> int:
+        return len(REWARD_SIGNAL_KINDS)
+
+
+#: Reward signal name -> class (the v0.9 name of this table; a view of ``REWARD_SIGNAL_KINDS``).
+NAME_TO_CLASS: Mapping[str, type[RewardSignal]] = _SignalClasses()
 
 
 def create_reward_signal(
-    policy: Any,
-    policy_model: Any,
+    policy: SignalPolicy,
+    policy_model: LearningModel,
     name: str,
     config_entry: RewardSignalSettings | Mapping[str, Any] | None,
 ) -> RewardSignal:
@@ -46,7 +58,6 @@ def create_reward_signal(
         settings = config_entry
     else:
         settings = RewardSignalSettings.from_dict(name, config_entry)
-    signal_class = NAME_TO_CLASS.get(name)
-    if signal_class is None:
+    if name not in NAME_TO_CLASS:
         raise UnityTrainerException(f"Unknown reward signal type {name}")
-    return signal_class(policy, policy_model, **settings.signal_kwargs())
+    return NAME_TO_CLASS[name](policy, policy_model, **settings.signal_kwargs())

@@ -1,31 +1,82 @@
-"""Pieces the learned reward signals (curiosity, GAIL) build their networks from."""
+"""What the networks of the learned reward signals (curiosity, GAIL) share: :class:`SignalModel`."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+import tensorflow as tf
 
 from mlagents.trainers.encoders import EncoderType, VisualEncoder
 from mlagents.trainers.layers import Initializer
 
-
-def signal_visual_encoders(
-    vis_obs_shapes: list[tuple[int, int, int]], encoding_size: int, init: Initializer, prefix: str
-) -> list[VisualEncoder]:
-    """One simple one-layer visual encoder per camera, to ``encoding_size`` features, named
-    ``<prefix>_stream_<i>_visual_obs_encoder``."""
-    return [
-        VisualEncoder(
-            h,
-            w,
-            c,
-            encoding_size,
-            1,
-            EncoderType.SIMPLE,
-            init,
-            name=f"{prefix}_stream_{i}_visual_obs_encoder",
-        )
-        for i, (h, w, c) in enumerate(vis_obs_shapes)
-    ]
+__all__ = ["SignalModel"]
 
 
-def action_width(act_size: list[int], is_continuous: bool) -> int:
-    """Floats per action as the signals see it: the continuous vector, or the one-hot branches."""
-    return act_size[0] if is_continuous else sum(act_size)
+class SignalModel(tf.Module):
+    """The inputs of a signal's network and one simple one-layer visual encoder per camera, to
+    ``encoding_size`` features, named ``<prefix>_stream_<i>_visual_obs_encoder``.
+
+    :param name: the module's name.
+    :param prefix: of the visual encoders' names.
+    :param vec_obs_size: length of the (stacked) vector observation, 0 for none.
+    :param vis_obs_shapes: (height, width, channels) of every camera.
+    :param act_size: continuous: [d]; discrete: the branch sizes.
+    :param is_continuous: continuous or discrete actions.
+    :param encoding_size: width of each camera's encoding.
+    :param init: initial values of the weights.
+    :ivar action_width: floats per action as the network sees it: the continuous vector, or the
+        one-hot branches.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        prefix: str,
+        vec_obs_size: int,
+        vis_obs_shapes: Sequence[tuple[int, int, int]],
+        act_size: Sequence[int],
+        is_continuous: bool,
+        encoding_size: int,
+        init: Initializer,
+    ) -> None:
+        super().__init__(name=name)
+        self.vec_obs_size = int(vec_obs_size)
+        self.vis_obs_shapes = list(vis_obs_shapes)
+        self.act_size = [int(a) for a in act_size]
+        self.is_continuous = bool(is_continuous)
+        self.encoding_size = int(encoding_size)
+        self.action_width = self.act_size[0] if self.is_continuous else sum(self.act_size)
+        self.visual_encoders = [
+            VisualEncoder(
+                h,
+                w,
+                c,
+                self.encoding_size,
+                1,
+                EncoderType.SIMPLE,
+                init,
+                name=f"{prefix}_stream_{i}_visual_obs_encoder",
+            )
+            for i, (h, w, c) in enumerate(self.vis_obs_shapes)
+        ]
+
+    def action_spec(self) -> tf.TensorSpec:
+        """The actions of n steps: continuous float32 (n, d), discrete int32 (n, n_branches)."""
+        if self.is_continuous:
+            return tf.TensorSpec([None, self.act_size[0]], tf.float32)
+        return tf.TensorSpec([None, len(self.act_size)], tf.int32)
+
+    def action_array(self, actions: npt.ArrayLike, n: int) -> np.ndarray:
+        """The actions of n steps as :meth:`action_spec` describes them."""
+        if self.is_continuous:
+            return np.asarray(actions, dtype=np.float32).reshape(n, self.act_size[0])
+        return np.asarray(actions).reshape(n, len(self.act_size)).astype(np.int32)
+
+    def selected_actions(self, actions: tf.Tensor) -> tf.Tensor:
+        """The actions as the network takes them, (n, action_width): continuous as given, discrete
+        one-hot per branch."""
+        if self.is_continuous:
+            return actions
+        return tf.concat([tf.one_hot(actions[:, k], size) for k, size in enumerate(self.act_size)], axis=1)

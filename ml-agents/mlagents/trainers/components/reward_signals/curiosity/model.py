@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from mlagents.trainers.components.reward_signals.signal_layers import action_width, signal_visual_encoders
+from mlagents.trainers.components.reward_signals.signal_layers import SignalModel
 from mlagents.trainers.encoders import VectorEncoder
 from mlagents.trainers.layers import Dense, Initializer
 
@@ -39,7 +39,7 @@ FORWARD_WEIGHT = 0.2
 INVERSE_WEIGHT = 0.8
 
 
-class CuriosityModel(tf.Module):
+class CuriosityModel(SignalModel):
     """Encoders, inverse and forward models of the curiosity signal (see the module docstring).
 
     :param vec_obs_size: length of the (stacked) vector observation, 0 for none.
@@ -63,14 +63,15 @@ class CuriosityModel(tf.Module):
         encoding_size: int,
         init: Initializer,
     ) -> None:
-        super().__init__(name="curiosity")
-        self.vec_obs_size = int(vec_obs_size)
-        self.vis_obs_shapes = list(vis_obs_shapes)
-        self.act_size = [int(a) for a in act_size]
-        self.is_continuous = bool(is_continuous)
-        self.encoding_size = int(encoding_size)
-        self.visual_encoders = signal_visual_encoders(
-            self.vis_obs_shapes, self.encoding_size, init, "curiosity"
+        super().__init__(
+            "curiosity",
+            "curiosity",
+            vec_obs_size,
+            vis_obs_shapes,
+            act_size,
+            is_continuous,
+            encoding_size,
+            init,
         )
         self.vector_encoder = (
             VectorEncoder(self.vec_obs_size, self.encoding_size, 2, init, name="curiosity_vector_obs_encoder")
@@ -80,7 +81,6 @@ class CuriosityModel(tf.Module):
         self.encoded_size = self.encoding_size * (
             len(self.visual_encoders) + (1 if self.vector_encoder else 0)
         )
-        self.action_width = action_width(self.act_size, self.is_continuous)
         self.inverse_hidden = Dense(
             2 * self.encoded_size, HIDDEN_UNITS, init, ("glorot",), activation="swish", name="inverse_hidden"
         )
@@ -112,10 +112,7 @@ class CuriosityModel(tf.Module):
         for i, (h, w, c) in enumerate(self.vis_obs_shapes):
             for key in (f"visual_observation_{i}", f"next_visual_observation_{i}"):
                 spec[key] = tf.TensorSpec([None, h, w, c], tf.float32)
-        if self.is_continuous:
-            spec["actions"] = tf.TensorSpec([None, self.act_size[0]], tf.float32)
-        else:
-            spec["actions"] = tf.TensorSpec([None, len(self.act_size)], tf.int32)
+        spec["actions"] = self.action_spec()
         if with_masks:
             spec["masks"] = tf.TensorSpec([None], tf.float32)
         return spec
@@ -126,12 +123,6 @@ class CuriosityModel(tf.Module):
         if self.vector_encoder is not None:
             parts.append(self.vector_encoder(inputs[f"{prefix}vector_observation"]))
         return parts[0] if len(parts) == 1 else tf.concat(parts, axis=1)
-
-    def selected_actions(self, actions: tf.Tensor) -> tf.Tensor:
-        """The actions as the models take them: continuous as given, discrete one-hot per branch."""
-        if self.is_continuous:
-            return actions
-        return tf.concat([tf.one_hot(actions[:, k], size) for k, size in enumerate(self.act_size)], axis=1)
 
     def outputs(self, inputs: Tensors) -> Tensors:
         """Per transition: ``intrinsic_reward`` (n,) = e, ``inverse_error`` (n,), and the encodings."""

@@ -9,42 +9,47 @@ bootstraps at episode ends (curiosity has no terminal state).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import tensorflow as tf
 
-from mlagents.envs.timers import timed
+from mlagents.envs.brain import BrainInfo
 from mlagents.trainers.adam import Adam
-from mlagents.trainers.agent_ids import agent_ids
-from mlagents.trainers.components.reward_signals import RewardSignal, RewardSignalResult
+from mlagents.trainers.buffer import MiniBatch
+from mlagents.trainers.components.reward_signals import LearnedRewardSignal, SignalPolicy
 from mlagents.trainers.components.reward_signals.curiosity.model import CuriosityModel
+from mlagents.trainers.fixed_signature import FixedSignatureFunction
 from mlagents.trainers.layers import Initializer
-from mlagents.trainers.tf_policy import FixedSignatureFunction
+from mlagents.trainers.models import ACTION_CLIP
+
+if TYPE_CHECKING:
+    from mlagents.trainers.models import LearningModel
 
 __all__ = ["CuriosityRewardSignal"]
 
 #: The scaled reward is clipped to [0, REWARD_CLIP].
 REWARD_CLIP = 1.0
-#: the PPO policy clips its continuous sample to [-ACTION_CLIP, ACTION_CLIP] and divides by it
-ACTION_CLIP = 3.0
 
 
-class CuriosityRewardSignal(RewardSignal):
+class CuriosityRewardSignal(LearnedRewardSignal):
     """The intrinsic curiosity module as a reward signal.
 
     Configuration keys: ``strength``, ``gamma``, ``encoding_size`` (required), ``learning_rate``
     (default 3e-4).
 
     :param policy: the PPO policy (its brain, seed and observation feeds are used).
-    :param policy_model: the policy's network (unused: the module has its own encoders).
+    :param policy_model: the policy's network (its inputs; the module has its own encoders).
     :ivar has_updated: True once the module took its first training step (rewards are 0 before).
     """
 
+    model: CuriosityModel
+
     def __init__(
         self,
-        policy: Any,
-        policy_model: Any,
+        policy: SignalPolicy,
+        policy_model: LearningModel,
         strength: float,
         gamma: float,
         encoding_size: int = 128,
@@ -54,21 +59,16 @@ class CuriosityRewardSignal(RewardSignal):
         self.use_terminal_states = False
         self.encoding_size = int(encoding_size)
         self.learning_rate = float(learning_rate)
-        brain = policy.brain
         self.model = CuriosityModel(
-            vec_obs_size=policy.vec_obs_size,
-            vis_obs_shapes=[
-                (int(r["height"]), int(r["width"]), 1 if r["blackAndWhite"] else 3)
-                for r in brain.camera_resolutions
-            ],
-            act_size=list(brain.vector_action_space_size),
-            is_continuous=policy.use_continuous_act,
+            vec_obs_size=policy_model.vec_obs_size,
+            vis_obs_shapes=policy_model.vis_obs_shapes,
+            act_size=policy_model.act_size,
+            is_continuous=policy_model.is_continuous,
             encoding_size=self.encoding_size,
             # Its own stream of initial values: adding the signal leaves the policy's weights alone.
-            init=Initializer(int(policy.seed) * 7919 + 1),
+            init=Initializer(policy.seed * 7919 + 1),
         )
         self.optimizer = Adam(self.model.trainable_variables, name="curiosity_optimizer")
-        self.has_updated = False
         self.update_dict = {
             "curiosity_forward_loss": "forward_loss",
             "curiosity_inverse_loss": "inverse_loss",
@@ -89,12 +89,7 @@ class CuriosityRewardSignal(RewardSignal):
             return model.outputs(inputs)["intrinsic_reward"]
 
         def train(inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-            variables = model.trainable_variables
-            with tf.GradientTape() as tape:
-                losses = model.losses(inputs)
-            gradients = tape.gradient(losses["loss"], variables)
-            optimizer.apply_gradients(zip(gradients, variables), learning_rate)
-            return losses
+            return optimizer.minimize(lambda: model.losses(inputs), model.trainable_variables, learning_rate)
 
         self._reward_fn = FixedSignatureFunction(reward, [model.input_signature(with_masks=False)])
         self._train_fn = FixedSignatureFunction(train, [model.input_signature(with_masks=True)])
@@ -104,19 +99,10 @@ class CuriosityRewardSignal(RewardSignal):
         """Curiosity needs ``strength``, ``gamma`` and ``encoding_size``."""
         super().check_config(config_dict, ["strength", "gamma", "encoding_size"])
 
-    def checkpoint_objects(self) -> dict[str, tf.Module]:
-        """What a checkpoint of the policy keeps of the signal: the module and its optimizer."""
-        return {"model": self.model, "optimizer": self.optimizer}
-
     # ------------------------------------------------------------------ rewards
 
-    @timed
-    def evaluate(self, current_info: Any, next_info: Any) -> RewardSignalResult:
+    def unscaled_rewards(self, current_info: BrainInfo, next_info: BrainInfo, n: int) -> np.ndarray:
         """``e`` for every agent of ``next_info`` (its action: ``next_info.previous_vector_actions``)."""
-        n = len(agent_ids(next_info))
-        if n == 0:
-            empty = np.zeros(0, dtype=np.float32)
-            return RewardSignalResult(empty, empty)
         inputs: dict[str, np.ndarray] = {}
         current = self.policy.observation_feed(current_info)
         following = self.policy.observation_feed(next_info)
@@ -126,29 +112,27 @@ class CuriosityRewardSignal(RewardSignal):
         for i in range(len(self.model.vis_obs_shapes)):
             inputs[f"visual_observation_{i}"] = current[f"visual_observation_{i}"]
             inputs[f"next_visual_observation_{i}"] = following[f"visual_observation_{i}"]
-        inputs["actions"] = self._actions(next_info.previous_vector_actions, n)
-        unscaled = self._reward_fn(inputs).numpy().astype(np.float32)
-        return RewardSignalResult(self.scale(unscaled), unscaled)
+        actions = next_info.previous_vector_actions
+        assert actions is not None  # an environment's BrainInfo always carries the actions taken
+        inputs["actions"] = self.model.action_array(actions, n)
+        return self._reward_fn(inputs).numpy()
 
     def scale(self, unscaled: np.ndarray) -> np.ndarray:
         """``clip(strength * e, 0, 1)`` once trained, zeros before."""
         factor = self.strength * float(self.has_updated)
         return np.clip(unscaled * factor, 0.0, REWARD_CLIP).astype(np.float32)
 
-    def _actions(self, actions: Any, n: int) -> np.ndarray:
-        if self.model.is_continuous:
-            return np.asarray(actions, dtype=np.float32).reshape(n, self.model.act_size[0])
-        return np.asarray(actions).reshape(n, len(self.model.act_size)).astype(np.int32)
-
     # ------------------------------------------------------------------ training
 
     def prepare_update(
-        self, policy_model: Any, mini_batch: dict[str, np.ndarray], num_sequences: int
-    ) -> dict[str, Any]:
+        self, policy_model: LearningModel, mini_batch: MiniBatch, num_sequences: int
+    ) -> dict[str, np.ndarray]:
         """The module's inputs from a PPO mini-batch (buffer fields ``vector_obs``, ``next_vector_in``,
         ``visual_obs{i}``, ``next_visual_obs{i}``, ``actions``, ``masks``); from now on rewards count."""
         n = len(mini_batch["masks"])
-        inputs: dict[str, Any] = {"masks": np.asarray(mini_batch["masks"], dtype=np.float32).reshape(n)}
+        inputs: dict[str, np.ndarray] = {
+            "masks": np.asarray(mini_batch["masks"], dtype=np.float32).reshape(n)
+        }
         if self.model.vec_obs_size > 0:
             inputs["vector_observation"] = np.asarray(mini_batch["vector_obs"], dtype=np.float32).reshape(
                 n, -1
@@ -161,11 +145,11 @@ class CuriosityRewardSignal(RewardSignal):
             inputs[f"next_visual_observation_{i}"] = np.asarray(
                 mini_batch[f"next_visual_obs{i}"], dtype=np.float32
             )
-        inputs["actions"] = self._actions(self._taken_actions(mini_batch), n)
+        inputs["actions"] = self.model.action_array(self._taken_actions(mini_batch), n)
         self.has_updated = True
         return inputs
 
-    def _taken_actions(self, mini_batch: dict[str, np.ndarray]) -> np.ndarray:
+    def _taken_actions(self, mini_batch: MiniBatch) -> np.ndarray:
         """The actions of a mini-batch as the policy's ``selected_actions``: for continuous
         control the stored unclipped sample ``actions_pre`` clipped to [-3, 3] and divided by 3
         (the action the agent was sent), else ``actions``. A buffer without ``actions_pre``
@@ -175,8 +159,7 @@ class CuriosityRewardSignal(RewardSignal):
             return np.clip(pre, -ACTION_CLIP, ACTION_CLIP) / np.float32(ACTION_CLIP)
         return np.asarray(mini_batch["actions"])
 
-    @timed
-    def update(self, mini_batch: dict[str, np.ndarray], num_sequences: int) -> dict[str, float]:
-        """One Adam step of the module on the PPO mini-batch; returns its forward and inverse losses."""
-        losses = self._train_fn(self.prepare_update(self.policy_model, mini_batch, num_sequences))
-        return {name: float(losses[key].numpy()) for name, key in self.update_dict.items()}
+    def train(self, inputs: Mapping[str, object]) -> Mapping[str, tf.Tensor]:
+        """One Adam step of the module; its forward and inverse losses."""
+        losses: Mapping[str, tf.Tensor] = self._train_fn(inputs)
+        return losses

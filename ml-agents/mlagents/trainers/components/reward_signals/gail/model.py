@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from mlagents.trainers.components.reward_signals.signal_layers import action_width, signal_visual_encoders
+from mlagents.trainers.components.reward_signals.signal_layers import SignalModel
 from mlagents.trainers.layers import Dense, Initializer, Normalizer
 
 __all__ = [
@@ -52,7 +52,7 @@ GRADIENT_PENALTY_WEIGHT = 10.0
 EPSILON = 1e-7
 
 
-class GAILModel(tf.Module):
+class GAILModel(SignalModel):
     """The discriminator, its visual encoders and (VAIL) the code and its beta.
 
     :param vec_obs_size: length of the (stacked) vector observation, 0 for none.
@@ -82,17 +82,12 @@ class GAILModel(tf.Module):
         init: Initializer,
         seed: int,
     ) -> None:
-        super().__init__(name="GAIL_model")
-        self.vec_obs_size = int(vec_obs_size)
-        self.vis_obs_shapes = list(vis_obs_shapes)
-        self.act_size = [int(a) for a in act_size]
-        self.is_continuous = bool(is_continuous)
-        self.encoding_size = int(encoding_size)
+        super().__init__(
+            "GAIL_model", "gail", vec_obs_size, vis_obs_shapes, act_size, is_continuous, encoding_size, init
+        )
         self.use_actions = bool(use_actions)
         self.use_vail = bool(use_vail)
-        self.visual_encoders = signal_visual_encoders(self.vis_obs_shapes, self.encoding_size, init, "gail")
         self.state_width = self.encoding_size * len(self.visual_encoders) + self.vec_obs_size
-        self.action_width = action_width(self.act_size, self.is_continuous)
         self.input_width = self.state_width + (self.action_width + 1 if self.use_actions else 0)
         self.hidden_1 = Dense(
             self.input_width, HIDDEN_UNITS, init, ("glorot",), activation="swish", name="gail_d_hidden_1"
@@ -119,10 +114,7 @@ class GAILModel(tf.Module):
         for i, (h, w, c) in enumerate(self.vis_obs_shapes):
             spec[f"{prefix}visual_observation_{i}"] = tf.TensorSpec([None, h, w, c], tf.float32)
         if self.use_actions:
-            if self.is_continuous:
-                spec[f"{prefix}actions"] = tf.TensorSpec([None, self.act_size[0]], tf.float32)
-            else:
-                spec[f"{prefix}actions"] = tf.TensorSpec([None, len(self.act_size)], tf.int32)
+            spec[f"{prefix}actions"] = self.action_spec()
             spec[f"{prefix}done"] = tf.TensorSpec([None], tf.float32)
         return spec
 
@@ -135,12 +127,7 @@ class GAILModel(tf.Module):
             state.append(normalizer(vector) if normalizer is not None else vector)
         parts = [state[0] if len(state) == 1 else tf.concat(state, axis=1)]
         if self.use_actions:
-            actions = batch[f"{prefix}actions"]
-            if not self.is_continuous:
-                actions = tf.concat(
-                    [tf.one_hot(actions[:, k], size) for k, size in enumerate(self.act_size)], axis=1
-                )
-            parts.append(actions)
+            parts.append(self.selected_actions(batch[f"{prefix}actions"]))
             parts.append(tf.reshape(batch[f"{prefix}done"], [-1, 1]))
         return parts
 

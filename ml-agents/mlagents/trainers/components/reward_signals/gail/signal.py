@@ -10,25 +10,29 @@ demonstrations. Its value head bootstraps at episode ends.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import tensorflow as tf
 
-from mlagents.envs.timers import timed
+from mlagents.envs.brain import BrainInfo
 from mlagents.trainers.adam import Adam
-from mlagents.trainers.agent_ids import agent_ids
-from mlagents.trainers.components.reward_signals import RewardSignal, RewardSignalResult
-from mlagents.trainers.components.reward_signals.gail.demonstrations import check_demonstration_brain
+from mlagents.trainers.buffer import MiniBatch
+from mlagents.trainers.components.reward_signals import LearnedRewardSignal, SignalPolicy
 from mlagents.trainers.components.reward_signals.gail.model import GAILModel
+from mlagents.trainers.demo_loader import load_demonstrations_for
 from mlagents.trainers.exception import UnityTrainerException
+from mlagents.trainers.fixed_signature import FixedSignatureFunction
 from mlagents.trainers.layers import Initializer
-from mlagents.trainers.tf_policy import FixedSignatureFunction
 
-__all__ = ["GAILRewardSignal", "check_demonstration_brain"]
+if TYPE_CHECKING:
+    from mlagents.trainers.models import LearningModel
+
+__all__ = ["GAILRewardSignal"]
 
 
-class GAILRewardSignal(RewardSignal):
+class GAILRewardSignal(LearnedRewardSignal):
     """Generative adversarial imitation learning as a reward signal.
 
     Configuration keys: ``strength``, ``gamma``, ``demo_path`` (required), ``encoding_size``
@@ -37,15 +41,18 @@ class GAILRewardSignal(RewardSignal):
     :param policy: the PPO policy (brain, seed, normalizer, sequence length).
     :param policy_model: the policy's network: its normalizer, when it normalizes, also
         normalizes the discriminator's vector input.
-    :raises UnityTrainerException: the demonstrations do not fit the brain, or contain no step.
+    :raises UnityTrainerException: the demonstrations cannot be read, do not fit the brain
+        (:func:`~mlagents.trainers.demo_loader.load_demonstrations_for`), or contain no step.
     :ivar has_updated: True once the discriminator took its first step (rewards are 0 before).
     :ivar demonstration_buffer: the expert's steps (field name -> array).
     """
 
+    model: GAILModel
+
     def __init__(
         self,
-        policy: Any,
-        policy_model: Any,
+        policy: SignalPolicy,
+        policy_model: LearningModel,
         strength: float,
         gamma: float,
         demo_path: str,
@@ -60,27 +67,22 @@ class GAILRewardSignal(RewardSignal):
         self.learning_rate = float(learning_rate)
         self.use_actions = bool(use_actions)
         self.use_vail = bool(use_vail)
-        brain = policy.brain
-        self.demonstration_buffer = self._load_demonstrations(brain)
-        self.normalizer = getattr(policy_model, "normalizer", None)
+        self.demonstration_buffer = self._load_demonstrations()
+        self.normalizer = policy_model.normalizer
         self.model = GAILModel(
-            vec_obs_size=policy.vec_obs_size,
-            vis_obs_shapes=[
-                (int(r["height"]), int(r["width"]), 1 if r["blackAndWhite"] else 3)
-                for r in brain.camera_resolutions
-            ],
-            act_size=list(brain.vector_action_space_size),
-            is_continuous=policy.use_continuous_act,
+            vec_obs_size=policy_model.vec_obs_size,
+            vis_obs_shapes=policy_model.vis_obs_shapes,
+            act_size=policy_model.act_size,
+            is_continuous=policy_model.is_continuous,
             encoding_size=int(encoding_size),
             use_actions=self.use_actions,
             use_vail=self.use_vail,
             # Its own stream of initial values: adding the signal leaves the policy's weights alone.
-            init=Initializer(int(policy.seed) * 7919 + 2),
-            seed=int(policy.seed) + 1,
+            init=Initializer(policy.seed * 7919 + 2),
+            seed=policy.seed + 1,
         )
         self.optimizer = Adam(self.model.trainable_variables, name="gail_optimizer")
-        self.rng = np.random.default_rng(int(policy.seed) + 2)
-        self.has_updated = False
+        self.rng = np.random.default_rng(policy.seed + 2)
         self.update_dict = {
             "gail_loss": "loss",
             "gail_policy_estimate": "policy_estimate",
@@ -98,13 +100,10 @@ class GAILRewardSignal(RewardSignal):
 
     # ------------------------------------------------------------------ set-up
 
-    def _load_demonstrations(self, brain: Any) -> dict[str, np.ndarray]:
-        from mlagents.trainers.demo_loader import demo_to_buffer
-
+    def _load_demonstrations(self) -> MiniBatch:
         # Single steps (no sequence padding): the discriminator judges steps, and padding would add
         # all-zero "expert" steps.
-        demo_brain, buffer = demo_to_buffer(self.demo_path, 1)
-        check_demonstration_brain(demo_brain, brain, self.demo_path)
+        _, buffer = load_demonstrations_for(self.policy.brain, self.demo_path, 1)
         update_buffer = buffer.update_buffer
         if "actions" not in update_buffer or len(update_buffer["actions"]) == 0:
             raise UnityTrainerException(
@@ -122,11 +121,9 @@ class GAILRewardSignal(RewardSignal):
             return model.reward(batch, normalizer)
 
         def train(policy: dict[str, tf.Tensor], expert: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-            variables = model.trainable_variables
-            with tf.GradientTape() as tape:
-                losses = model.losses(policy, expert, normalizer)
-            gradients = tape.gradient(losses["loss"], variables)
-            optimizer.apply_gradients(zip(gradients, variables), learning_rate)
+            losses = optimizer.minimize(
+                lambda: model.losses(policy, expert, normalizer), model.trainable_variables, learning_rate
+            )
             if model.use_vail:
                 model.update_beta(losses["kl_loss"])
                 losses["beta"] = model.beta.read_value()
@@ -142,20 +139,11 @@ class GAILRewardSignal(RewardSignal):
         """GAIL needs ``strength``, ``gamma`` and ``demo_path``."""
         super().check_config(config_dict, ["strength", "gamma", "demo_path"])
 
-    def checkpoint_objects(self) -> dict[str, tf.Module]:
-        """What a checkpoint of the policy keeps of the signal: the discriminator and its optimizer."""
-        return {"model": self.model, "optimizer": self.optimizer}
-
     # ------------------------------------------------------------------ rewards
 
-    @timed
-    def evaluate(self, current_info: Any, next_info: Any) -> RewardSignalResult:
+    def unscaled_rewards(self, current_info: BrainInfo, next_info: BrainInfo, n: int) -> np.ndarray:
         """``-log(1 - D + eps)`` of each agent's step: the observation of ``current_info``, the action
         ``next_info.previous_vector_actions`` and the done flag ``next_info.local_done``."""
-        n = len(agent_ids(next_info))
-        if n == 0:
-            empty = np.zeros(0, dtype=np.float32)
-            return RewardSignalResult(empty, empty)
         feed = self.policy.observation_feed(current_info)
         batch = self._batch(
             feed.get("vector_observation"),
@@ -164,34 +152,37 @@ class GAILRewardSignal(RewardSignal):
             next_info.local_done,
             n,
         )
-        unscaled = self._reward_fn(batch).numpy().astype(np.float32)
-        return RewardSignalResult(self.scale(unscaled), unscaled)
+        return self._reward_fn(batch).numpy()
 
     def scale(self, unscaled: np.ndarray) -> np.ndarray:
         """``strength * r`` once the discriminator was trained, zeros before."""
         return (unscaled * (self.strength * float(self.has_updated))).astype(np.float32)
 
     def _batch(
-        self, vector: Any, visual: list[Any], actions: Any, done: Any, n: int, prefix: str = ""
-    ) -> dict[str, np.ndarray]:
+        self,
+        vector: np.ndarray | None,
+        visual: Sequence[np.ndarray],
+        actions: np.ndarray | None,
+        done: np.ndarray | Sequence[bool] | None,
+        n: int,
+        prefix: str = "",
+    ) -> MiniBatch:
         batch: dict[str, np.ndarray] = {}
         if self.model.vec_obs_size > 0:
             batch[f"{prefix}vector_observation"] = np.asarray(vector, dtype=np.float32).reshape(n, -1)
         for i, images in enumerate(visual):
             batch[f"{prefix}visual_observation_{i}"] = np.asarray(images, dtype=np.float32)
         if self.use_actions:
-            if self.model.is_continuous:
-                batch[f"{prefix}actions"] = np.asarray(actions, dtype=np.float32).reshape(n, -1)
-            else:
-                batch[f"{prefix}actions"] = np.asarray(actions).reshape(n, -1).astype(np.int32)
+            assert actions is not None  # an environment's BrainInfo always carries the actions taken
+            batch[f"{prefix}actions"] = self.model.action_array(actions, n)
             batch[f"{prefix}done"] = np.asarray(done, dtype=np.float32).reshape(n)
         return batch
 
     # ------------------------------------------------------------------ training
 
     def prepare_update(
-        self, policy_model: Any, mini_batch: dict[str, np.ndarray], num_sequences: int
-    ) -> dict[str, Any]:
+        self, policy_model: LearningModel, mini_batch: MiniBatch, num_sequences: int
+    ) -> dict[str, MiniBatch]:
         """The discriminator's inputs: the mini-batch's policy steps (at most as many as there are
         expert steps) and as many expert steps drawn at random; from now on rewards count."""
         demo = self.demonstration_buffer
@@ -216,10 +207,8 @@ class GAILRewardSignal(RewardSignal):
         self.has_updated = True
         return {"policy": policy, "expert": expert}
 
-    @timed
-    def update(self, mini_batch: dict[str, np.ndarray], num_sequences: int) -> dict[str, float]:
-        """One Adam step of the discriminator on the PPO mini-batch; returns its loss and mean estimates
-        (and with VAIL the KL term and beta)."""
-        inputs = self.prepare_update(self.policy_model, mini_batch, num_sequences)
-        losses = self._train_fn(inputs["policy"], inputs["expert"])
-        return {name: float(losses[key].numpy()) for name, key in self.update_dict.items()}
+    def train(self, inputs: Mapping[str, object]) -> Mapping[str, tf.Tensor]:
+        """One Adam step of the discriminator on the ``policy`` and ``expert`` batches; its loss and
+        mean estimates (and with VAIL the KL term and beta)."""
+        losses: Mapping[str, tf.Tensor] = self._train_fn(inputs["policy"], inputs["expert"])
+        return losses
