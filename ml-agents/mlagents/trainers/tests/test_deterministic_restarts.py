@@ -1,0 +1,88 @@
+"""``mlagents-learn --deterministic`` with a worker lost and restarted: the run is still a function of
+its configuration and seed. One build of two exits after its 150th exchange (the example builds'
+``--fault-exit-after``, on the first launch only); the restarted build is seeded from the run seed,
+the worker id and the restart number, so two such runs, one of them under CPU load, write the same
+summaries and models, byte for byte."""
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from mlagents.example_envs.ports import find_free_port_range
+from mlagents.trainers.tests.learn_helpers import (
+    LearnProcess,
+    assert_nothing_left,
+    cpu_load,
+    model_digests,
+    summary_scalars,
+    trainer_config,
+)
+
+pytestmark = pytest.mark.slow
+
+HERE = Path(__file__).resolve().parent
+BALL = HERE.parents[3] / "example-envs" / "builds" / "3DBall.x86_64"
+NUM_ENVS = 2
+CONFIG = trainer_config(
+    batch_size=64,
+    buffer_size=600,
+    hidden_units=32,
+    num_layers=1,
+    max_steps=600,
+    normalize=True,
+    time_horizon=64,
+    summary_freq=150,
+)
+LOST = re.compile(r"UnityEnvironment worker 1 was lost \(UnityCommunicationException")
+
+
+def start(cwd: Path, base_port: int) -> LearnProcess:
+    cwd.mkdir(parents=True)
+    (cwd / "config.yaml").write_text(CONFIG)
+    markers = cwd / "markers"
+    markers.mkdir()
+    hooks = {"first_launch_args": {"1": ["--fault-exit-after", "150"]}, "markers": str(markers)}
+    return LearnProcess(
+        cwd,
+        "config.yaml",
+        f"--env={BALL}",
+        "--train",
+        "--run-id=det",
+        "--seed=5",
+        f"--num-envs={NUM_ENVS}",
+        f"--base-port={base_port}",
+        "--no-graphics",
+        "--deterministic",
+        "--restarts-rate-limit-n=-1",
+        script=HERE / "faulty_learn.py",
+        env=dict(os.environ, MLAGENTS_TEST_FAULTS=json.dumps(hooks)),
+    )
+
+
+def finish(run: LearnProcess, base_port: int) -> str:
+    status = run.finish(timeout=240)
+    output = run.output()
+    assert status == 0, output[-4000:]
+    assert_nothing_left(ports=range(base_port, base_port + NUM_ENVS), pgid=run.pid)
+    assert len(LOST.findall(output)) == 1, output[-4000:]
+    return output
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.skipif(not BALL.exists(), reason="example-envs/builds/3DBall.x86_64 is missing")
+def test_a_restarted_worker_keeps_the_run_deterministic(tmp_path: Path) -> None:
+    ports = find_free_port_range(2 * NUM_ENVS)
+    finish(start(tmp_path / "quiet", ports), ports)
+    with cpu_load(2):
+        finish(start(tmp_path / "loaded", ports + NUM_ENVS), ports + NUM_ENVS)
+    quiet = summary_scalars(tmp_path / "quiet" / "summaries")
+    loaded = summary_scalars(tmp_path / "loaded" / "summaries")
+    assert quiet[("det_3DBallLearning", "Environment/Restarts")][-1][1] == 1.0
+    assert [step for step, _ in quiet[("det_3DBallLearning", "Environment/Cumulative Reward")]][-1] >= 600
+    assert loaded == quiet
+    models = model_digests(tmp_path / "quiet" / "models" / "det-0")
+    assert "3DBallLearning.nn" in {Path(name).name for name in models}
+    assert model_digests(tmp_path / "loaded" / "models" / "det-0") == models
