@@ -37,16 +37,18 @@ from mlagents.example_envs.sdk.inference import load_model_policy  # noqa: E402
 from mlagents.example_envs.sdk.local import LocalEnvironment  # noqa: E402
 from mlagents.example_envs.sdk.scene import BrainSpec  # noqa: E402
 
-NETWORKS = {
-    "3DBall": dict(hidden_units=128, num_layers=2, normalize=True),
-    "Basic": dict(hidden_units=20, num_layers=1, normalize=False),
-}
+CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "config", "trainer_config.yaml")
+# Scene -> its section of the shipped trainer configuration (the network the policy has).
+NETWORKS = {"3DBall": "3DBallLearning", "Basic": "BasicLearning"}
 
 
-def export_initial_model(brain: BrainSpec, folder: str, network: dict) -> str:
-    """A PPO policy for ``brain`` with its initial weights, exported; returns the .nn path."""
+def export_initial_model(brain: BrainSpec, folder: str, section: str) -> str:
+    """A PPO policy for ``brain`` with the network of the shipped configuration's ``section`` and
+    its initial weights, exported; returns the .nn path."""
     from mlagents.envs.brain import BrainParameters
     from mlagents.trainers.ppo.policy import PPOPolicy
+    from mlagents.trainers.settings import merged_section
+    from mlagents.trainers.trainer_util import load_config
 
     params = BrainParameters(
         brain.name,
@@ -57,28 +59,12 @@ def export_initial_model(brain: BrainSpec, folder: str, network: dict) -> str:
         [""] * len(brain.vector_action_size),
         brain.vector_action_space_type,
     )
-    settings = {
-        "trainer": "ppo",
-        "batch_size": 64,
-        "beta": 5.0e-3,
-        "buffer_size": 1024,
-        "epsilon": 0.2,
-        "lambd": 0.95,
-        "learning_rate": 3.0e-4,
-        "max_steps": 1000,
-        "memory_size": 8,
-        "num_epoch": 3,
-        "time_horizon": 64,
-        "sequence_length": 64,
-        "summary_freq": 1000,
-        "use_recurrent": False,
-        "vis_encode_type": "simple",
-        "reward_signals": {"extrinsic": {"strength": 1.0, "gamma": 0.99}},
-        "summary_path": os.path.join(folder, "summaries"),
-        "model_path": os.path.join(folder, brain.name),
-        "keep_checkpoints": 1,
-        **network,
-    }
+    settings = merged_section(load_config(CONFIG), section)
+    settings.update(
+        summary_path=os.path.join(folder, "summaries"),
+        model_path=os.path.join(folder, brain.name),
+        keep_checkpoints=1,
+    )
     policy = PPOPolicy(0, params, settings, is_training=False)
     policy.export_model()
     return policy.model_path + ".nn"

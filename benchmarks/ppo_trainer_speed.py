@@ -23,67 +23,35 @@ import numpy as np
 
 from mlagents.envs.brain import BrainInfo, BrainParameters
 from mlagents.trainers.ppo.trainer import PPOTrainer
+from mlagents.trainers.settings import merged_section
+from mlagents.trainers.trainer_util import load_config
 
+CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "config", "trainer_config.yaml")
+
+# Each case: a brain shaped like a shipped example, its agents, decisions per episode, and its
+# section of the shipped trainer configuration.
 CASES = {
-    # 3DBall: 12 agents, 8 observations, 2 continuous actions, shipped 3DBallLearning config.
+    # 3DBall: 12 agents, 8 observations, 2 continuous actions.
     "3DBall-like": dict(
         brain=BrainParameters("3DBallLearning", 8, 1, [], [2], ["", ""], "continuous"),
         agents=12,
         episode=400,
-        config=dict(
-            batch_size=64,
-            beta=0.001,
-            buffer_size=12000,
-            hidden_units=128,
-            lambd=0.99,
-            normalize=True,
-            num_layers=2,
-            time_horizon=1000,
-        ),
+        section="3DBallLearning",
     ),
-    # Basic: 1 agent, 20 observations, 1 branch of 3, shipped BasicLearning config.
+    # Basic: 1 agent, 20 observations, 1 branch of 3.
     "Basic-like": dict(
         brain=BrainParameters("BasicLearning", 20, 1, [], [3], [""], "discrete"),
         agents=1,
         episode=12,
-        config=dict(
-            batch_size=32,
-            beta=5.0e-3,
-            buffer_size=256,
-            hidden_units=20,
-            lambd=0.95,
-            normalize=False,
-            num_layers=1,
-            time_horizon=3,
-        ),
+        section="BasicLearning",
     ),
 }
 
 
-def parameters(folder: str, overrides: dict) -> dict:
-    params = dict(
-        trainer="ppo",
-        batch_size=1024,
-        beta=5.0e-3,
-        buffer_size=10240,
-        epsilon=0.2,
-        hidden_units=128,
-        lambd=0.95,
-        learning_rate=3.0e-4,
-        max_steps=5.0e5,
-        memory_size=256,
-        normalize=False,
-        num_epoch=3,
-        num_layers=2,
-        time_horizon=64,
-        sequence_length=64,
-        summary_freq=1000,
-        use_recurrent=False,
-        reward_signals={"extrinsic": {"strength": 1.0, "gamma": 0.99}},
-        summary_path=os.path.join(folder, "summaries"),
-        model_path=os.path.join(folder, "model"),
-    )
-    params.update(overrides)
+def parameters(folder: str, section: str) -> dict:
+    """The shipped configuration's ``section`` (over ``default``), writing into ``folder``."""
+    params = merged_section(load_config(CONFIG), section)
+    params.update(summary_path=os.path.join(folder, "summaries"), model_path=os.path.join(folder, "model"))
     return params
 
 
@@ -125,7 +93,7 @@ def run_case(name: str, case: dict, steps: int) -> None:
     rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory() as folder:
         start = clocks()
-        trainer = PPOTrainer(case["brain"], 1, parameters(folder, case["config"]), True, False, 0, "bench")
+        trainer = PPOTrainer(case["brain"], 1, parameters(folder, case["section"]), True, False, 0, "bench")
         build = clocks() - start
         current = brain_info(rng, case["brain"], case["agents"], 0, case["episode"])
         decide = np.zeros(2)

@@ -29,7 +29,6 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -39,15 +38,8 @@ import numpy as np
 
 from mlagents.envs.brain import BrainInfo, BrainParameters
 from mlagents.trainers.ppo.policy import PPOPolicy
+from mlagents.trainers.tests.policy_helpers import make_info  # the tests' BrainInfo builder
 from mlagents.trainers.trainer_util import load_config
-
-sys.path.insert(
-    0,
-    os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "..", "ml-agents", "mlagents", "trainers", "tests"
-    ),
-)
-from policy_helpers import make_info  # the tests' BrainInfo builder
 
 CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "config", "trainer_config.yaml")
 

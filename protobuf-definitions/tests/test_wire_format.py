@@ -38,17 +38,10 @@ VARINT, FIXED64, LENGTH_DELIMITED, FIXED32 = 0, 1, 2, 5
 
 
 def varint(value: int) -> bytes:
-    if value < 0:
-        value += 1 << 64  # negative int32/enum values are sign-extended to 64 bits: 10 bytes
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
+    """Groups of 7 bits, least significant first, the high bit set on all but the last group."""
+    value %= 1 << 64  # negative int32/enum values are sign-extended to 64 bits: 10 bytes
+    groups = [(value >> shift) & 0x7F for shift in range(0, max(value.bit_length(), 1), 7)]
+    return bytes([group | 0x80 for group in groups[:-1]] + groups[-1:])
 
 
 def tag(field: int, wire_type: int) -> bytes:

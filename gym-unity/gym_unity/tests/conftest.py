@@ -1,61 +1,25 @@
 """Fixtures of the gym_unity tests: example builds, test-scene builds, and environments
 that are closed after each test with a check that no build process is left behind."""
 
-import os
 import stat
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from mlagents.envs.tests.example_builds import example_build as example_build_path
+from mlagents.envs.tests.processes import assert_nothing_left
 from mlagents.example_envs.ports import find_free_port_range
 
 TESTS_DIR = Path(__file__).resolve().parent
-REPO_ROOT = TESTS_DIR.parents[2]
-BUILDS = REPO_ROOT / "example-envs" / "builds"
-
-# The tests import the scene constants; the builds import the scenes through scene_build.py.
-sys.path.insert(0, str(TESTS_DIR))
-
-
-def processes_on_port(port: int) -> list[int]:
-    """Pids of live processes started with ``--port <port>`` (the builds of that port)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            arguments = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        for i, argument in enumerate(arguments[:-1]):
-            if argument == b"--port" and arguments[i + 1] == str(port).encode():
-                found.append(int(entry))
-                break
-    return found
-
-
-def assert_no_build_left(port: int, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while processes_on_port(port) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert processes_on_port(port) == [], f"a build process of port {port} is still running"
 
 
 @pytest.fixture
 def example_build() -> Callable[[str], str]:
     """``example_build("Basic")``: path of an example build (the test is skipped when it is missing)."""
-
-    def path_of(name: str) -> str:
-        path = BUILDS / f"{name}.x86_64"
-        if not path.exists():
-            pytest.skip(f"example-envs/builds/{name}.x86_64 does not exist yet")
-        return str(path)
-
-    return path_of
+    return example_build_path
 
 
 @pytest.fixture(scope="session")
@@ -101,5 +65,4 @@ def make_env() -> Iterator[Callable[..., Any]]:
     yield make
     for env in created:
         env.close()
-    for port in ports:
-        assert_no_build_left(port)
+    assert_nothing_left(ports=ports, timeout=10.0)

@@ -9,13 +9,13 @@ import subprocess
 import sys
 import warnings
 
-import gym_test_scenes as scenes
 import numpy as np
 import pytest
 from gymnasium import spaces
 from gymnasium.utils.env_checker import check_env
 
 from gym_unity.envs import UnityGymException, UnityGymnasiumEnv
+from gym_unity.tests import gym_test_scenes as scenes
 
 # What check_env says about any environment with unbounded vector observations or without a
 # registered spec; everything else it could say is a failure.

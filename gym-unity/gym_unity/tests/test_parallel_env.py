@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-from gym_test_scenes import EPISODE_MAX_STEP, MULTI_AGENTS
 from gymnasium import spaces
 
 from gym_unity.envs import UnityGymException
+from gym_unity.tests.gym_test_scenes import EPISODE_MAX_STEP, MULTI_AGENTS
 
 pytest.importorskip("pettingzoo")
 from pettingzoo import ParallelEnv

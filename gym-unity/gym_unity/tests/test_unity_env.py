@@ -4,12 +4,12 @@ observations, branched actions with and without flattening, multi-agent lists, e
 import itertools
 import logging
 
-import gym_test_scenes as scenes
 import numpy as np
 import pytest
 from gymnasium import spaces
 
 from gym_unity.envs import UnityEnv
+from gym_unity.tests import gym_test_scenes as scenes
 from mlagents.envs.brain import BrainInfo
 from mlagents.envs.exception import UnityActionException
 

@@ -5,11 +5,11 @@ The ``make_env`` fixture also checks that a constructor that raises leaves no bu
 
 import logging
 
-import gym_test_scenes as scenes
 import numpy as np
 import pytest
 
 from gym_unity.envs import UnityEnv, UnityGymException
+from gym_unity.tests import gym_test_scenes as scenes
 from mlagents.envs.exception import UnityActionException, UnityCommunicationException
 
 

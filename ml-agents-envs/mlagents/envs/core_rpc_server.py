@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mlagents.envs.communicator_objects import UnityInput, UnityMessage
+from mlagents.envs.wire import encode_varint
 
 try:
     from grpc._cython import cygrpc
@@ -42,19 +43,10 @@ _OK_HEADER = UnityMessage(header={"status": 200}).SerializeToString()
 _INPUT_KEY = b"\x1a"
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def ok_message_bytes(inputs: UnityInput) -> bytes:
     """The serialized ``UnityMessage`` with status 200 and ``inputs`` (without copying ``inputs``)."""
     body = inputs.SerializeToString()
-    return b"".join((_OK_HEADER, _INPUT_KEY, _varint(len(body)), body))
+    return b"".join((_OK_HEADER, _INPUT_KEY, encode_varint(len(body)), body))
 
 
 def core_server_available() -> bool:

@@ -5,7 +5,8 @@ Python's side of the conversation (the environment's side is ``mlagents.example_
 * the environment's initialization output becomes an :class:`AcademyDescription`;
 * each ``UnityRLOutput`` becomes one :class:`~mlagents.envs.brain.BrainInfo` per brain present
   (:func:`brain_infos_from_output`);
-* reset and step requests become ``UnityInput`` messages (:func:`reset_input`, :func:`step_input`).
+* reset and step requests become ``UnityInput`` messages (:func:`reset_input`, :func:`step_input`);
+* a length in front of serialized bytes is a varint (:func:`encode_varint`).
 
 Nothing here checks the caller's arguments: :class:`~mlagents.envs.environment.UnityEnvironment`
 validates and completes them first.
@@ -50,6 +51,18 @@ class AcademyDescription(NamedTuple):
     brains: dict[str, BrainParameters]
     external_brain_names: list[str]
     reset_parameters: dict[str, float]
+
+
+def encode_varint(value: int) -> bytes:
+    """``value`` (>= 0) as protobuf's base-128 varint: 7 bits a byte, least significant first, the
+    high bit set on every byte but the last. It prefixes a length-delimited field or a message of a
+    stream (a ``.demo`` file) with its length."""
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
 def initialization_input(seed: int) -> UnityInput:

@@ -1,8 +1,6 @@
 """SimpleEnvManager on the real Basic build, the shared step rule (auto-reset on global_done), and the
 transport of worker exceptions."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -21,7 +19,6 @@ from mlagents.envs.policy import Policy
 from mlagents.envs.simple_env_manager import SimpleEnvManager
 from mlagents.envs.timers import get_timer_tree, reset_timers
 
-BASIC_BUILD = Path(__file__).resolve().parents[4] / "example-envs" / "builds" / "Basic.x86_64"
 BASIC = "BasicLearning"
 
 
@@ -40,10 +37,8 @@ class ConstantPolicy(Policy):
 
 
 @pytest.fixture
-def basic_manager(free_port):
-    if not BASIC_BUILD.exists():
-        pytest.skip("example-envs/builds/Basic.x86_64 is missing")
-    env = UnityEnvironment(str(BASIC_BUILD), base_port=free_port)
+def basic_manager(basic_build, free_port):
+    env = UnityEnvironment(basic_build, base_port=free_port)
     manager = SimpleEnvManager(env)
     yield manager
     manager.close()

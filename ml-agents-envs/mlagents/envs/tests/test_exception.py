@@ -4,28 +4,24 @@ import logging
 
 import pytest
 
-from mlagents.envs.exception import (
-    SamplerException,
-    UnityActionException,
-    UnityCommunicationException,
-    UnityEnvironmentException,
-    UnityException,
-    UnityTimeOutException,
-    UnityWorkerInUseException,
-)
+import mlagents.envs
+from mlagents.envs import exception
+from mlagents.envs.exception import UnityException, UnityTimeOutException, UnityWorkerInUseException
+
+#: Every exception class that mlagents.envs.exception defines.
+EXCEPTIONS = [
+    value
+    for value in vars(exception).values()
+    if isinstance(value, type) and issubclass(value, Exception) and value.__module__ == exception.__name__
+]
 
 
-@pytest.mark.parametrize(
-    "cls",
-    [
-        UnityEnvironmentException,
-        UnityCommunicationException,
-        UnityActionException,
-        SamplerException,
-        UnityTimeOutException,
-        UnityWorkerInUseException,
-    ],
-)
+def test_the_exceptions_are_those_of_0_9_and_exported():
+    names = sorted(cls.__name__ for cls in EXCEPTIONS)
+    assert len(names) == 7 and set(names) <= set(mlagents.envs.__all__)
+
+
+@pytest.mark.parametrize("cls", EXCEPTIONS, ids=lambda cls: cls.__name__)
 def test_every_exception_is_a_unity_exception(cls):
     assert issubclass(cls, UnityException) and issubclass(UnityException, Exception)
 

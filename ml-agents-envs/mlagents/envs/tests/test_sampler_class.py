@@ -73,29 +73,31 @@ def test_empty_manager():
         assert manager.sample_all() == {}
 
 
-def test_missing_sampler_type():
+@pytest.mark.parametrize(
+    "parameter, message",
+    [
+        (
+            {"min_value": 1, "max_value": 2},
+            "'sampler_type' argument hasn't been supplied for the mass parameter",
+        ),
+        (
+            {"sampler-type": "triangular", "low": 1},
+            "triangular sampler is not registered in the SamplerFactory. Use the register_sample method to "
+            "register the string associated to your sampler in the SamplerFactory.",
+        ),
+        (
+            {"sampler-type": "uniform", "min_value": 1},
+            "The sampler class associated to the uniform key in the factory was not provided the required "
+            "arguments. Please ensure that the sampler config file consists of the appropriate keys for this "
+            "sampler class.",
+        ),
+    ],
+    ids=["missing sampler type", "unknown sampler type", "wrong arguments"],
+)
+def test_a_wrong_sampler_entry_is_refused_with_its_0_9_message(parameter, message):
     with pytest.raises(SamplerException) as error:
-        SamplerManager({"mass": {"min_value": 1, "max_value": 2}})
-    assert str(error.value) == "'sampler_type' argument hasn't been supplied for the mass parameter"
-
-
-def test_unknown_sampler_type():
-    with pytest.raises(SamplerException) as error:
-        SamplerManager({"mass": {"sampler-type": "triangular", "low": 1}})
-    assert str(error.value) == (
-        "triangular sampler is not registered in the SamplerFactory. Use the register_sample method to "
-        "register the string associated to your sampler in the SamplerFactory."
-    )
-
-
-def test_wrong_arguments():
-    with pytest.raises(SamplerException) as error:
-        SamplerManager({"mass": {"sampler-type": "uniform", "min_value": 1}})
-    assert str(error.value) == (
-        "The sampler class associated to the uniform key in the factory was not provided the required "
-        "arguments. Please ensure that the sampler config file consists of the appropriate keys for this "
-        "sampler class."
-    )
+        SamplerManager({"mass": parameter})
+    assert str(error.value) == message
 
 
 def test_register_custom_sampler():

@@ -27,19 +27,13 @@ from mlagents.envs.exception import (
 )
 from mlagents.envs.policy import Policy
 from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
+from mlagents.envs.tests.example_builds import example_build
+from mlagents.envs.tests.processes import assert_nothing_left, builds_on_ports, live_children
 from mlagents.envs.timers import get_timer_tree, reset_timers
 
-BUILDS = Path(__file__).resolve().parents[4] / "example-envs" / "builds"
 BASIC = "BasicLearning"
 # Basic: 0 = stay, 1 = left, 2 = right. Worker w plays MOVES[w % 4].
 MOVES = [0, 1, 2, 0]
-
-
-def build(name: str) -> str:
-    path = BUILDS / f"{name}.x86_64"
-    if not path.exists():
-        pytest.skip(f"example-envs/builds/{name}.x86_64 is missing")
-    return str(path)
 
 
 @pytest.fixture
@@ -48,68 +42,18 @@ def basic_factory(free_port_range):
     free ports for ``count`` workers (``**kwargs`` go to UnityEnvironment)."""
 
     def make(count: int, **kwargs):
-        return partial(UnityEnvironment, build("Basic"), base_port=free_port_range(count), **kwargs)
+        return partial(UnityEnvironment, example_build("Basic"), base_port=free_port_range(count), **kwargs)
 
     return make
 
 
-def live_children() -> set[int]:
-    """Live (not zombie) child processes of this test process, except multiprocessing's shared
-    resource tracker (one per interpreter, not owned by any manager)."""
-    children = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[1]) == os.getpid() and fields[0] != "Z" and b"resource_tracker" not in cmdline:
-            children.add(int(entry))
-    return children
-
-
-def process_alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return state[state.rindex(")") + 2] != "Z"
-
-
-def builds_on_ports(ports: range) -> list[int]:
-    """Live processes started with ``--port P`` for a P in ``ports`` (our builds, wherever reparented)."""
-    wanted = {str(port).encode() for port in ports}
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or not process_alive(int(entry)):
-            continue
-        try:
-            args = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if any(flag == b"--port" and value in wanted for flag, value in zip(args, args[1:])):
-            found.append(int(entry))
-    return found
-
-
 def assert_nothing_survives(manager: SubprocessEnvManager, children_before: set[int], base_port: int) -> None:
     """No worker, no build (found by pid and by its --port argument), no other child process is left."""
-    ports = range(base_port, base_port + len(manager.env_workers))
     build_pids = [worker.build_pid for worker in manager.env_workers if worker.build_pid]
     worker_pids = [worker.process.pid for worker in manager.env_workers]
     assert len(build_pids) == len(manager.env_workers)
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and (
-        any(process_alive(pid) for pid in build_pids) or builds_on_ports(ports)
-    ):
-        time.sleep(0.05)  # builds orphaned by a killed worker are reaped by init
-    assert [pid for pid in worker_pids if process_alive(pid)] == []
-    assert [pid for pid in build_pids if process_alive(pid)] == []
-    assert builds_on_ports(ports) == []
-    assert live_children() - children_before == set()
+    ports = range(base_port, base_port + len(manager.env_workers))
+    assert_nothing_left(worker_pids + build_pids, ports, children_before)
 
 
 class MovePolicy(Policy):
@@ -140,6 +84,18 @@ def checked_manager(factory: partial, n_env: int) -> Iterator[SubprocessEnvManag
 
 def position(all_brain_info) -> int:
     return int(np.argmax(all_brain_info[BASIC].vector_observations[0]))
+
+
+def error_of_steps(
+    manager: SubprocessEnvManager, expected: type[Exception], steps: int, match: str | None = None
+):
+    """Step ``manager`` (at most ``steps`` times) until it raises ``expected`` (whose message must
+    match ``match``); that error and the seconds it took."""
+    start = time.monotonic()
+    with pytest.raises(expected, match=match) as error:
+        for _ in range(steps):
+            manager.step()
+    return error.value, time.monotonic() - start
 
 
 @pytest.mark.slow
@@ -217,7 +173,7 @@ def test_synchronous_steps_hand_over_every_worker_in_worker_order(free_port_rang
     """With ``synchronous=True`` every step() steps every worker and returns them all, as one
     batch decided by one policy call, in worker order: also when worker 0 is the slowest."""
     base_port = free_port_range(3)
-    path = build("Basic")
+    path = example_build("Basic")
 
     def make(worker_id: int) -> UnityEnvironment:
         args = ["--frame-time-ms", "40"] if worker_id == 0 else []
@@ -246,7 +202,7 @@ def test_synchronous_steps_hand_over_every_worker_in_worker_order(free_port_rang
 
 
 def test_reset_parameters_pass_through(free_port_range):
-    factory = partial(UnityEnvironment, build("3DBall"), base_port=free_port_range(2))
+    factory = partial(UnityEnvironment, example_build("3DBall"), base_port=free_port_range(2))
     with checked_manager(factory, 2) as manager:
         defaults = manager.reset_parameters
         assert {"mass", "gravity", "scale"} <= set(defaults)
@@ -276,9 +232,7 @@ def test_policy_error_reaches_the_caller(basic_factory):
     with checked_manager(basic_factory(2), 2) as manager:
         manager.set_policy(BASIC, FailingPolicy())
         manager.reset()
-        with pytest.raises(RuntimeError, match="the policy broke"):
-            for _ in range(10):
-                manager.step()
+        error_of_steps(manager, RuntimeError, 10, match="the policy broke")
 
 
 @pytest.mark.slow
@@ -303,12 +257,9 @@ def test_build_killed_mid_run_surfaces_as_communication_error(basic_factory):
     with checked_manager(basic_factory(2, args=["--fault-exit-after", "4"]), 2) as manager:
         manager.set_policy(BASIC, MovePolicy())
         manager.reset()
-        start = time.monotonic()
-        with pytest.raises(UnityCommunicationException) as error:
-            for _ in range(50):
-                manager.step()
-        assert time.monotonic() - start < 30
-        notes = "\n".join(getattr(error.value, "__notes__", []))
+        error, seconds = error_of_steps(manager, UnityCommunicationException, 50)
+        assert seconds < 30
+        notes = "\n".join(getattr(error, "__notes__", []))
         assert "UnityEnvironment worker" in notes
 
 
@@ -320,13 +271,10 @@ def test_dead_worker_is_detected_not_waited_for(basic_factory):
         manager.reset()
         killer = threading.Timer(0.1, manager.env_workers[0].process.kill)
         killer.start()
-        start = time.monotonic()
-        with pytest.raises(UnityCommunicationException) as error:
-            for _ in range(10):
-                manager.step()
-        assert time.monotonic() - start < 10
-        assert "UnityEnvironment worker 0 stopped unexpectedly" in str(error.value)
-        assert "exited with code -9" in str(error.value)
+        error, seconds = error_of_steps(manager, UnityCommunicationException, 10)
+        assert seconds < 10
+        assert "UnityEnvironment worker 0 stopped unexpectedly" in str(error)
+        assert "exited with code -9" in str(error)
         killer.join()
 
 
@@ -337,9 +285,9 @@ def test_worker_interrupted_exits_quietly(capfd, basic_factory):
         manager.reset()
         worker = manager.env_workers[0]
         os.kill(worker.process.pid, signal.SIGINT)  # what Ctrl-C does to every process of the group
-        with pytest.raises(UnityCommunicationException, match="At least one of the environments has closed"):
-            for _ in range(10):
-                manager.step()
+        error_of_steps(
+            manager, UnityCommunicationException, 10, match="At least one of the environments has closed"
+        )
         worker.process.join(60)  # it closes its environment first, slowly on a loaded machine
         assert worker.process.exitcode == 0
     assert "Traceback" not in capfd.readouterr().err
@@ -352,7 +300,7 @@ def slow_start_factory(base_port: int, marker_dir: Path):
     def make(worker_id: int) -> UnityEnvironment:
         (marker_dir / f"start-{worker_id}").write_text(repr(time.time()))
         time.sleep(1.0)
-        env = UnityEnvironment(build("Basic"), worker_id=worker_id, base_port=base_port)
+        env = UnityEnvironment(example_build("Basic"), worker_id=worker_id, base_port=base_port)
         (marker_dir / f"ready-{worker_id}").write_text(repr(time.time()))
         return env
 
@@ -382,18 +330,13 @@ def test_startup_error_is_raised_and_everything_ends(free_port_range):
     with socket.socket() as blocker:
         blocker.bind(("127.0.0.1", base_port + 1))  # worker 1's port is taken
         blocker.listen()
-        factory = partial(UnityEnvironment, build("Basic"), base_port=base_port)
+        factory = partial(UnityEnvironment, example_build("Basic"), base_port=base_port)
         with pytest.raises(UnityWorkerInUseException) as error:
             SubprocessEnvManager(factory, 2)
     assert "worker number 1" in str(error.value)
     notes = "\n".join(getattr(error.value, "__notes__", []))
     assert "UnityEnvironment worker 1" in notes
-    ports = range(base_port, base_port + 2)
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and (live_children() - children_before or builds_on_ports(ports)):
-        time.sleep(0.05)
-    assert live_children() - children_before == set()
-    assert builds_on_ports(ports) == []
+    assert_nothing_left(ports=range(base_port, base_port + 2), children_before=children_before, timeout=5)
 
 
 @pytest.mark.slow
@@ -428,7 +371,7 @@ def test_workers_log_as_the_application_configured(configured, free_port_range):
         "from mlagents.envs.environment import UnityEnvironment\n"
         "from mlagents.envs.subprocess_env_manager import SubprocessEnvManager\n"
         "if __name__ == '__main__':\n"
-        f"    factory = partial(UnityEnvironment, {build('Basic')!r}, base_port={free_port_range(1)})\n"
+        f"    factory = partial(UnityEnvironment, {example_build('Basic')!r}, base_port={free_port_range(1)})\n"
         "    manager = SubprocessEnvManager(factory, 1)\n"
         "    try:\n"
         "        manager.reset(config={})\n"
@@ -446,7 +389,7 @@ def interrupted_start_factory(base_port: int):
 
     def make(worker_id: int) -> UnityEnvironment:
         os.kill(os.getpid(), signal.SIGINT)
-        return UnityEnvironment(build("Basic"), worker_id=worker_id, base_port=base_port)
+        return UnityEnvironment(example_build("Basic"), worker_id=worker_id, base_port=base_port)
 
     return make
 
@@ -456,12 +399,7 @@ def test_interrupt_while_the_environment_starts_stops_the_worker_quietly(capfd, 
     base_port = free_port_range(1)
     with pytest.raises(UnityCommunicationException, match="At least one of the environments has closed"):
         SubprocessEnvManager(interrupted_start_factory(base_port), 1)
-    ports = range(base_port, base_port + 1)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and (live_children() - children_before or builds_on_ports(ports)):
-        time.sleep(0.05)
-    assert live_children() - children_before == set()
-    assert builds_on_ports(ports) == []
+    assert_nothing_left(ports=range(base_port, base_port + 1), children_before=children_before, timeout=30)
     assert "Traceback" not in capfd.readouterr().err
 
 

@@ -1,8 +1,6 @@
 """SubprocessUnityEnvironment (the 0.8 parallel environment) on real example builds."""
 
-import os
 from functools import partial
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,55 +8,25 @@ import pytest
 from mlagents.envs.environment import UnityEnvironment
 from mlagents.envs.exception import UnityActionException, UnityEnvironmentException
 from mlagents.envs.subprocess_environment import SubprocessUnityEnvironment
+from mlagents.envs.tests.example_builds import example_build
+from mlagents.envs.tests.processes import assert_nothing_left, live_children
 
-BUILDS = Path(__file__).resolve().parents[4] / "example-envs" / "builds"
 BALL = "3DBallLearning"
-
-
-def build(name: str) -> str:
-    path = BUILDS / f"{name}.x86_64"
-    if not path.exists():
-        pytest.skip(f"example-envs/builds/{name}.x86_64 is missing")
-    return str(path)
-
-
-def process_alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] != "Z"
-
-
-def live_children() -> set[int]:
-    """Live children of this process, except multiprocessing's resource tracker."""
-    children = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[1]) == os.getpid() and fields[0] != "Z" and b"resource_tracker" not in cmdline:
-            children.add(int(entry))
-    return children
 
 
 def assert_all_ended(env: SubprocessUnityEnvironment, before: set[int]) -> None:
     build_pids = [worker.build_pid for worker in env.envs]
     assert all(pid is not None for pid in build_pids)
-    assert not any(process_alive(pid) for pid in build_pids if pid is not None)
-    assert live_children() <= before
+    assert_nothing_left([pid for pid in build_pids if pid is not None], children_before=before)
 
 
 @pytest.mark.slow
 def test_merged_ids_agent_count_splits_and_step_async_errors(free_port_range) -> None:
     before = live_children()
     base_port = free_port_range(2)
-    env = SubprocessUnityEnvironment(partial(UnityEnvironment, build("3DBall"), base_port=base_port), n_env=2)
+    env = SubprocessUnityEnvironment(
+        partial(UnityEnvironment, example_build("3DBall"), base_port=base_port), n_env=2
+    )
     try:
         assert list(env.external_brains) == [BALL]
         assert env.external_brains[BALL].vector_observation_space_size == 8
@@ -103,7 +71,7 @@ def test_merged_ids_agent_count_splits_and_step_async_errors(free_port_range) ->
 def test_global_done_when_every_academy_is_done(free_port_range) -> None:
     # FoodCollector's academy ends its episode after 1500 academy steps (300 decisions).
     env = SubprocessUnityEnvironment(
-        partial(UnityEnvironment, build("FoodCollector"), base_port=free_port_range(2)), n_env=2
+        partial(UnityEnvironment, example_build("FoodCollector"), base_port=free_port_range(2)), n_env=2
     )
     try:
         name = "BananaLearning"

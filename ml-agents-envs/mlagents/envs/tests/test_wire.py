@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from google.protobuf.internal.encoder import _VarintBytes
 
 from mlagents.envs import wire
 from mlagents.envs.brain import BrainParameters
@@ -96,3 +97,8 @@ def test_step_input_gives_each_agent_its_slice():
     assert (first.text_actions, second.text_actions) == ("a", "b")
     assert (first.value, second.value) == (0.5, 0.25)
     assert not first.HasField("custom_action") and second.HasField("custom_action")
+
+
+@pytest.mark.parametrize("value", [0, 1, 127, 128, 300, 16383, 16384, 2**31 - 1, 2**63])
+def test_encode_varint_is_protobufs_varint(value):
+    assert wire.encode_varint(value) == _VarintBytes(value)

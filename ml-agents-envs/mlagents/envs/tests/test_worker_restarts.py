@@ -23,19 +23,13 @@ from mlagents.envs.exception import UnityCommunicationException
 from mlagents.envs.policy import Policy
 from mlagents.envs.restart_policy import RestartLimitExceeded, RestartLimits, RestartPolicy
 from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
+from mlagents.envs.tests.example_builds import example_build
+from mlagents.envs.tests.processes import assert_nothing_left, port_is_free, process_alive
 
 pytestmark = pytest.mark.slow
 
-BUILDS = Path(__file__).resolve().parents[4] / "example-envs" / "builds"
 BASIC = "BasicLearning"
 UNLIMITED = RestartLimits(-1, -1, 60.0)
-
-
-def basic_build() -> str:
-    path = BUILDS / "Basic.x86_64"
-    if not path.exists():
-        pytest.skip("example-envs/builds/Basic.x86_64 is missing")
-    return str(path)
 
 
 def faulty_factory(
@@ -47,7 +41,7 @@ def faulty_factory(
 ) -> Callable[[int], BaseUnityEnvironment]:
     """Worker w's first launch gets ``first_launch_args[w]`` (every launch with ``every_launch``);
     each launch adds a line ``launch <restart>`` to the worker's marker file."""
-    file_name = basic_build()
+    file_name = example_build("Basic")
     marker_dir = str(markers)
 
     def make(worker_id: int, restart: int = 0) -> BaseUnityEnvironment:
@@ -71,43 +65,10 @@ class RightPolicy(Policy):
         return ActionInfo(moves, None, None, np.zeros(n), {"action": moves})
 
 
-def process_alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return state[state.rindex(")") + 2] != "Z"
-
-
-def builds_on_ports(ports: range) -> list[int]:
-    """Live processes started with ``--port P`` for a P in ``ports``."""
-    wanted = {str(port).encode() for port in ports}
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or not process_alive(int(entry)):
-            continue
-        try:
-            args = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if any(flag == b"--port" and value in wanted for flag, value in zip(args, args[1:])):
-            found.append(int(entry))
-    return found
-
-
-def assert_nothing_left(pids: list[int], ports: range) -> None:
+def assert_nothing_survives(pids: list[int], ports: range) -> None:
     """Every process in ``pids`` ended, no build on ``ports`` runs, and the ports can be bound."""
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and (any(map(process_alive, pids)) or builds_on_ports(ports)):
-        time.sleep(0.05)  # a build orphaned by a killed worker is reaped by init
-    assert [pid for pid in pids if process_alive(pid)] == []
-    assert builds_on_ports(ports) == []
-    import socket
-
-    for port in ports:
-        with socket.socket() as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            probe.bind(("127.0.0.1", port))
+    assert_nothing_left(pids, ports)
+    assert [port for port in ports if not port_is_free(port)] == []
 
 
 def worker_of(all_brain_info: dict) -> int:
@@ -178,7 +139,7 @@ def test_crashed_and_hung_builds_are_restarted(free_port_range, tmp_path):
         assert (tmp_path / "worker-1").read_text().count("launch") == 2
     finally:
         manager.close()
-    assert_nothing_left(pids, range(base_port, base_port + 3))
+    assert_nothing_survives(pids, range(base_port, base_port + 3))
 
 
 def test_past_the_rate_limit_the_error_names_the_limit(free_port_range, tmp_path, caplog):
@@ -211,7 +172,7 @@ def test_past_the_rate_limit_the_error_names_the_limit(free_port_range, tmp_path
         assert "simulated crash" in Path(log_path).read_text()
     finally:
         manager.close()
-    assert_nothing_left(pids, range(base_port, base_port + 2))
+    assert_nothing_survives(pids, range(base_port, base_port + 2))
 
 
 def test_killed_worker_and_failed_connection_are_restarted(free_port_range, tmp_path):
@@ -248,4 +209,4 @@ def test_killed_worker_and_failed_connection_are_restarted(free_port_range, tmp_
         assert (tmp_path / "worker-1").read_text().split("\n") == ["launch 0", "launch 1", ""]
     finally:
         manager.close()
-    assert_nothing_left(pids, range(base_port, base_port + 2))
+    assert_nothing_survives(pids, range(base_port, base_port + 2))
