@@ -1,6 +1,6 @@
-"""Bouncer: brain and agent, decisions on landing only, the jump, rewards and done rules, the
-banana_scale reset parameter. The scripted jump against the benchmark, determinism, the build
-over real gRPC and two workers: test_round_two_examples.py."""
+"""Bouncer: decisions on landing only, the jump, rewards and done rules, the banana_scale reset
+parameter. Its brain, the scripted jump against the benchmark, determinism, the build over gRPC
+and two workers: test_example_contract.py."""
 
 from __future__ import annotations
 
@@ -22,24 +22,6 @@ def scene_of(env: LocalEnvironment) -> Bouncer:
     scene = env.academy.scene
     assert isinstance(scene, Bouncer)
     return scene
-
-
-def test_brain_agent_reset_parameters_and_engine_configuration() -> None:
-    spec = Bouncer.spec()
-    assert spec.academy_name == "Academy"
-    (brain,) = spec.brains
-    assert brain.name == BRAIN
-    assert brain.vector_action_space_type == "continuous"
-    assert brain.vector_action_size == (3,)
-    assert brain.vector_observation_size == 6
-    assert brain.num_stacked_vector_observations == 3
-    assert brain.camera_resolutions == ()
-    (group,) = spec.agents
-    assert (group.count, group.max_step, group.decision_interval, group.on_demand) == (1, 0, 1, True)
-    assert spec.reset_parameters == {"banana_scale": 150.0}
-    assert spec.academy_max_steps == 0
-    c = spec.training_configuration
-    assert (c.width, c.height, c.quality_level, c.time_scale, c.target_frame_rate) == (80, 80, 1, 100.0, -1)
 
 
 def test_first_decision_comes_on_landing_with_positions_relative_to_the_origin() -> None:

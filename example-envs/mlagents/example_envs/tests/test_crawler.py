@@ -1,12 +1,11 @@
-"""Crawler (static and dynamic target): brains, the observation layout for known poses, the
-joint drives and the physics' sanity, rewards and episode ends, target touches, determinism, and
-the build over real gRPC."""
+"""Crawler (static and dynamic target): the observation layout for known poses, the joint drives
+and the physics' sanity, rewards and episode ends, target touches, the trotting heuristic. Their
+brains, determinism, the build over gRPC and two workers: test_example_contract.py."""
 
 from __future__ import annotations
 
 import mujoco
 import numpy as np
-import pytest
 
 from mlagents.example_envs.crawler import CrawlerDynamic, CrawlerStatic, crawler_heuristic
 from mlagents.example_envs.crawler_body import HINGE_RANGES, LEG_DIRECTIONS, TIMESTEP
@@ -38,20 +37,6 @@ def energy(world: CrawlerWorld) -> float:
     mujoco.mj_energyPos(m, d)
     mujoco.mj_energyVel(m, d)
     return float(d.energy.sum())
-
-
-@pytest.mark.parametrize(
-    ("scene", "brain", "agents"), [(CrawlerStatic, STATIC, 12), (CrawlerDynamic, DYNAMIC, 9)]
-)
-def test_brain_and_agents(scene: type[CrawlerStatic], brain: str, agents: int) -> None:
-    spec = scene.spec()
-    assert spec.academy_name == "Academy"
-    (b,) = spec.brains
-    assert (b.name, b.vector_action_space_type, b.vector_action_size) == (brain, "continuous", (20,))
-    assert (b.vector_observation_size, b.num_stacked_vector_observations) == (126, 1)
-    (group,) = spec.agents
-    assert (group.count, group.max_step, group.decision_interval, group.on_demand) == (agents, 5000, 5, False)
-    assert spec.reset_parameters == {} and spec.academy_max_steps == 0
 
 
 def test_observation_of_the_spawn_pose() -> None:
@@ -227,26 +212,6 @@ def test_touching_the_dynamic_target_pays_and_moves_it() -> None:
     assert np.all(batch.rewards[np.arange(9) != 4] < 0.5)
 
 
-def test_same_seed_same_episode(roll_out) -> None:
-    def trajectory(name: str, brain: str, seed: int) -> np.ndarray:
-        rng = np.random.default_rng(7)
-        n = 12 if name == "CrawlerStatic" else 9
-        batches = roll_out(
-            LocalEnvironment(name, seed=seed),
-            brain,
-            lambda _: rng.uniform(-1, 1, (n, 20)).astype(np.float32),
-            15,
-        )
-        return np.stack([np.concatenate([b.vector_observations.ravel(), b.rewards]) for b in batches])
-
-    np.testing.assert_array_equal(
-        trajectory("CrawlerStatic", STATIC, 0), trajectory("CrawlerStatic", STATIC, 0)
-    )
-    np.testing.assert_array_equal(
-        trajectory("CrawlerDynamic", DYNAMIC, 3), trajectory("CrawlerDynamic", DYNAMIC, 3)
-    )
-
-
 def test_seed_decides_where_the_dynamic_target_respawns() -> None:
     spots = []
     for seed in (0, 0, 1):
@@ -274,32 +239,3 @@ def test_heuristic_trots_toward_the_target() -> None:
     progress = world.positions()[:, 0, 0] - start[:, 0]
     assert np.all(progress > 3.0), progress
     assert np.all(total > 12.0), total  # about 20: facing (0.01 per step) and 0.5 m/s toward it
-
-
-def test_build_over_grpc_matches_the_in_process_scene(open_build, assert_wire_matches_local) -> None:
-    env = open_build("CrawlerStatic", seed=2)
-    assert env.academy_name == "Academy"
-    params = env.brains[STATIC]
-    assert params.vector_action_space_type == "continuous"
-    assert params.vector_action_space_size == [20]
-    assert params.vector_observation_space_size == 126
-    rng = np.random.default_rng(0)
-
-    def decide(infos):  # type: ignore[no-untyped-def]
-        assert len(infos[STATIC].agents) == 12
-        return {STATIC: rng.uniform(-1.0, 1.0, (12, 20)).astype(np.float32)}
-
-    local = LocalEnvironment("CrawlerStatic", seed=2)
-    assert_wire_matches_local(env, local, [STATIC], decide, 20, obs_atol=1e-4, reward_atol=1e-5)
-
-
-@pytest.mark.slow
-def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
-    rng = np.random.default_rng(0)
-    workers = two_workers(
-        "CrawlerDynamic", {DYNAMIC: lambda info: rng.uniform(-1, 1, (9, 20)).astype(np.float32)}
-    )
-    assert all(infos[DYNAMIC].vector_observations.shape == (9, 126) for infos in workers.first)
-    for infos in workers.transitions(10):
-        assert len(infos[DYNAMIC].agents) == 9
-        assert np.isfinite(infos[DYNAMIC].vector_observations).all()

@@ -1,6 +1,6 @@
-"""FoodCollector: brain and agent counts, observation layout, laser and freezing, food rewards,
-the academy's 1500-step episodes, reset parameters, the scripted collector against the
-benchmark. Determinism, the build over gRPC and two workers: test_round_two_examples.py."""
+"""FoodCollector: observation layout, laser and freezing, food rewards, the academy's 1500-step
+episodes, reset parameters, the scripted collector against the benchmark (over academy episodes).
+Its brain, determinism, the build over gRPC and two workers: test_example_contract.py."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ BRAIN = "BananaLearning"
 BENCHMARK = 10.0
 N = 20
 RAY = 7  # floats per ray: 5 tags, nothing-hit, distance
-DEFAULTS = {"laser_length": 1.0, "agent_scale": 1.0}
 
 
 def random_actions(rng: np.random.Generator) -> np.ndarray:
@@ -53,36 +52,6 @@ def clear_area(scene: FoodCollector, area: int) -> None:
     agents = np.arange(area * 5, area * 5 + 5)
     row = np.stack([8.0 * np.arange(5) - 16.0, np.zeros(5), np.full(5, 20.0)], axis=1)
     w.place_agents(agents, scene.origins[area] + row, np.zeros(5))
-
-
-def test_brain_agents_reset_parameters_and_engine_configuration() -> None:
-    spec = FoodCollector.spec()
-    assert spec.academy_name == "Academy"
-    (brain,) = spec.brains
-    assert brain.name == BRAIN
-    assert brain.vector_action_space_type == "discrete"
-    assert brain.vector_action_size == (3, 3, 3, 2)
-    assert brain.vector_observation_size == 53
-    assert brain.num_stacked_vector_observations == 1
-    assert brain.camera_resolutions == ()
-    (group,) = spec.agents
-    assert (group.count, group.max_step, group.decision_interval, group.on_demand) == (20, 5000, 5, False)
-    assert spec.academy_max_steps == 1500
-    assert spec.reset_parameters == DEFAULTS
-    config = spec.training_configuration
-    assert (
-        config.width,
-        config.height,
-        config.quality_level,
-        config.time_scale,
-        config.target_frame_rate,
-    ) == (
-        500,
-        500,
-        0,
-        15.0,
-        -1,
-    )
 
 
 def test_reset_lays_out_five_agents_and_fifty_food_per_area() -> None:

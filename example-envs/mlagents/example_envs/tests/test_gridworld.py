@@ -1,4 +1,6 @@
-"""GridWorld: grid rules, masks, the camera image, scripted control and the real wire."""
+"""GridWorld: grid rules, masks and the camera image. Its brain, the shortest path against the
+benchmark, determinism, the build over gRPC (the picture as PNG, the masks) and two workers:
+test_example_contract.py."""
 
 from __future__ import annotations
 
@@ -12,7 +14,6 @@ from mlagents.example_envs.gridworld import (
     GridRenderer,
     GridWorld,
     read_board,
-    shortest_path_action,
 )
 from mlagents.example_envs.sdk.local import LocalEnvironment
 
@@ -33,14 +34,8 @@ def set_board(env: LocalEnvironment, agent, goals=(), pits=()) -> None:  # type:
 
 
 # ---------------------------------------------------------------- brain and image
-def test_brain_parameters_agents_and_reset_parameter_defaults() -> None:
+def test_reset_shows_the_picture_and_the_masks() -> None:
     env = LocalEnvironment("GridWorld", seed=0)
-    brain = env.brains[BRAIN]
-    assert brain.vector_action_space_type == "discrete" and brain.vector_action_size == (5,)
-    assert brain.vector_observation_size == 0 and brain.num_stacked_vector_observations == 1
-    assert [(c.width, c.height, c.gray_scale) for c in brain.camera_resolutions] == [(84, 84, False)]
-    assert env.academy_name == "GridAcademy"
-    assert env.reset_parameters == {"gridSize": 5.0, "numObstacles": 1.0, "numGoals": 1.0}
     batch = env.reset()[BRAIN]
     assert batch.vector_observations.shape == (1, 0)
     assert len(batch.visual_observations) == 1
@@ -142,32 +137,6 @@ def test_episode_times_out_after_one_hundred_and_one_actions() -> None:
     assert total == pytest.approx(-1.01, abs=1e-4)
 
 
-def test_shortest_path_from_the_picture_reaches_the_benchmark(run_episodes) -> None:
-    env = LocalEnvironment("GridWorld", seed=7)
-
-    def follow_the_picture(batch):  # type: ignore[no-untyped-def]
-        return act(shortest_path_action(batch.visual_observations[0][0]))[BRAIN]
-
-    returns, _ = run_episodes(env, BRAIN, follow_the_picture, 101 * 40, episodes=40)
-    assert len(returns) == 40
-    # Optimal return 1 - 0.01 (d - 1) for a path of d moves; benchmark 0.8, 80% of it is 0.64.
-    assert np.mean(returns) >= 0.64
-    assert min(returns) >= 1 - 0.01 * 7  # at most 8 moves on a 5x5 board with one pit
-
-
-def test_random_policy_stays_far_below_the_benchmark(run_episodes) -> None:
-    env = LocalEnvironment("GridWorld", seed=7)
-    rng = np.random.default_rng(0)
-
-    def decide(batch):  # type: ignore[no-untyped-def]
-        allowed = np.flatnonzero(~batch.action_masks[0])
-        return act(int(rng.choice(allowed)))[BRAIN]
-
-    returns, _ = run_episodes(env, BRAIN, decide, 101 * 60, episodes=60)
-    assert len(returns) == 60
-    assert np.mean(returns) < 0.2
-
-
 def test_counts_are_read_at_every_reset_but_the_grid_size_only_at_start_up() -> None:
     env = LocalEnvironment("GridWorld", seed=0)
     env.reset({"gridSize": 9, "numObstacles": 4, "numGoals": 3})
@@ -195,59 +164,3 @@ def test_inference_mode_decides_every_0_15_seconds() -> None:
     start = training.academy.total_step_count
     training.step(act(NOOP))
     assert training.academy.total_step_count - start == 1
-
-
-def test_same_seed_same_boards_other_seed_other_boards(roll_out, assert_reproducible) -> None:
-    def boards(seed: int) -> np.ndarray:
-        rng = np.random.default_rng(1)
-        env = LocalEnvironment("GridWorld", seed=seed)
-        batches = roll_out(env, BRAIN, lambda _: act(int(rng.integers(0, 5)))[BRAIN], 80)
-        return np.concatenate([batch.visual_observations[0] for batch in batches])
-
-    assert_reproducible(boards)
-
-
-# ---------------------------------------------------------------- over the wire
-def test_build_over_grpc_sends_the_picture_as_png_and_the_masks(open_build) -> None:
-    env = open_build("GridWorld", seed=5)
-    assert env.academy_name == "GridAcademy"
-    params = env.brains[BRAIN]
-    assert params.vector_action_space_type == "discrete" and params.vector_action_space_size == [5]
-    assert params.camera_resolutions == [{"width": 84, "height": 84, "blackAndWhite": False}]
-    local = LocalEnvironment("GridWorld", seed=5)
-    info = env.reset(train_mode=True)[BRAIN]
-    expected = local.reset()[BRAIN]
-    for _ in range(4):
-        image = info.visual_observations[0][0]
-        assert image.shape == (84, 84, 3)
-        # PNG is lossless: the picture arrives exactly (as floats in [0, 1]).
-        np.testing.assert_allclose(image * 255.0, expected.visual_observations[0][0], atol=1e-3)
-        np.testing.assert_array_equal(info.action_masks[0], ~expected.action_masks[0])  # 1 = allowed
-        action = shortest_path_action(expected.visual_observations[0][0])
-        info = env.step({BRAIN: [[action]]})[BRAIN]
-        expected = local.step(act(action))[BRAIN]
-        assert info.rewards[0] == pytest.approx(float(expected.rewards[0]))
-
-
-def shortest_path_actions(brain_info) -> np.ndarray:  # type: ignore[no-untyped-def]
-    """:func:`shortest_path_action` for every agent of a BrainInfo (pictures as floats in [0, 1])."""
-    images = brain_info.visual_observations[0]
-    return np.array(
-        [[shortest_path_action(np.round(image * 255).astype(np.uint8))] for image in images], np.float32
-    )
-
-
-@pytest.mark.slow
-def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
-    workers = two_workers("GridWorld", {BRAIN: shortest_path_actions})
-    returns, running = [], {0: 0.0, 1: 0.0}
-    for infos in workers.transitions(400):
-        info = infos[BRAIN]
-        worker = int(info.agents[0].split("-")[0].lstrip("$"))
-        running[worker] += info.rewards[0]
-        if info.local_done[0]:
-            returns.append(running[worker])
-            running[worker] = 0.0
-        if len(returns) >= 6:
-            break
-    assert len(returns) >= 6 and min(returns) >= 0.9

@@ -1,56 +1,22 @@
-"""Hallway: brain, physics rules, rewards, a
-shortest-path controller against the benchmark, determinism, and the build over gRPC."""
+"""Hallway: observation layout, rays, the reset's randomisation, physics rules and rewards. Its
+brain, the shortest path against the benchmark, determinism, the build over gRPC and two workers:
+test_example_contract.py."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from mlagents.example_envs.hallway import Hallway, HallwayWorld, shortest_path
+from mlagents.example_envs.hallway import Hallway, HallwayWorld
 from mlagents.example_envs.sdk.local import LocalEnvironment
 
 BRAIN = "HallwayLearning"
-BENCHMARK = 0.7
 RAY = 7  # floats per ray: 5 tags, nothing-hit, distance
-
-
-def random_actions(rng: np.random.Generator) -> np.ndarray:
-    """Uniformly random actions of the 16 agents, float32 ``(16, 1)``."""
-    return rng.integers(0, 5, (16, 1)).astype(np.float32)
 
 
 def newest(batch) -> np.ndarray:
     """The newest of the three stacked 36-float frames."""
     return batch.vector_observations[:, -36:]
-
-
-def test_brain_agents_and_engine_configuration() -> None:
-    spec = Hallway.spec()
-    assert spec.academy_name == "Academy"
-    (brain,) = spec.brains
-    assert brain.name == BRAIN
-    assert brain.vector_action_space_type == "discrete"
-    assert brain.vector_action_size == (5,)
-    assert brain.vector_observation_size == 36
-    assert brain.num_stacked_vector_observations == 3
-    assert brain.camera_resolutions == ()
-    (group,) = spec.agents
-    assert (group.count, group.max_step, group.decision_interval, group.on_demand) == (16, 3000, 6, False)
-    assert spec.reset_parameters == {}
-    config = spec.training_configuration
-    assert (
-        config.width,
-        config.height,
-        config.quality_level,
-        config.time_scale,
-        config.target_frame_rate,
-    ) == (
-        128,
-        128,
-        0,
-        20.0,
-        -1,
-    )
 
 
 def test_observation_layout_and_episode_clock() -> None:
@@ -160,58 +126,3 @@ def test_goal_rewards_replace_the_step_penalties(correct: bool) -> None:
     # SetReward(base) at the collision, then -1/3000 for each remaining physics step of the decision
     assert np.all(batch.rewards <= base + 1e-6) and np.all(batch.rewards >= base - 5 / 3000 - 1e-6)
     assert np.all(newest(batch)[:, 0] == 0.0)  # the done info carries the next episode's first frame
-
-
-def test_shortest_path_reaches_the_benchmark_and_random_stays_far_below(run_episodes) -> None:
-    env = LocalEnvironment("Hallway", seed=1)
-    scene = env.academy.scene
-    scripted, _ = run_episodes(env, BRAIN, lambda _: shortest_path(scene), 400, episodes=32)
-    assert len(scripted) >= 32
-    assert np.mean(scripted) >= 0.8 * BENCHMARK, scripted
-
-    rng = np.random.default_rng(0)
-    env = LocalEnvironment("Hallway", seed=2)
-    random, _ = run_episodes(env, BRAIN, lambda _: random_actions(rng), 510, episodes=16)
-    assert len(random) >= 16
-    assert np.mean(random) < 0.25 * BENCHMARK, random
-
-
-def test_same_seed_same_episode_and_different_seeds_differ(roll_out, assert_reproducible) -> None:
-    def trajectory(seed: int) -> np.ndarray:
-        rng = np.random.default_rng(7)
-        batches = roll_out(LocalEnvironment("Hallway", seed=seed), BRAIN, lambda _: random_actions(rng), 40)
-        return np.stack([batch.vector_observations for batch in batches])
-
-    assert_reproducible(trajectory)
-
-
-def test_build_over_grpc_matches_the_in_process_scene(open_build, assert_wire_matches_local) -> None:
-    env = open_build("Hallway", seed=3)
-    assert env.academy_name == "Academy"
-    params = env.brains[BRAIN]
-    assert params.vector_action_space_type == "discrete"
-    assert params.vector_action_space_size == [5]
-    assert params.vector_observation_space_size == 36
-    assert params.num_stacked_vector_observations == 3
-    assert env.reset_parameters == {}
-    rng = np.random.default_rng(0)
-
-    def decide(infos):  # type: ignore[no-untyped-def]
-        assert len(infos[BRAIN].agents) == 16
-        return {BRAIN: random_actions(rng)}
-
-    local = LocalEnvironment("Hallway", seed=3)
-    assert_wire_matches_local(env, local, [BRAIN], decide, 3, obs_atol=1e-6, reward_atol=1e-7)
-
-
-@pytest.mark.slow
-def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
-    workers = two_workers(
-        "Hallway", {BRAIN: lambda info: np.ones((len(info.agents), 1), np.float32)}
-    )  # forward
-    observations = [infos[BRAIN].vector_observations for infos in workers.first]
-    assert all(obs.shape == (16, 108) for obs in observations)
-    assert not np.allclose(observations[0], observations[1])  # worker seeds differ
-    for infos in workers.transitions(4):
-        assert len(infos[BRAIN].agents) == 16
-        assert np.all(np.asarray(infos[BRAIN].rewards) <= 1.0)

@@ -1,59 +1,23 @@
-"""PushBlock: brain, reset rules and parameters,
-physics rules, rewards, a push-toward-goal controller against the benchmark,
-determinism, and the build over gRPC."""
+"""PushBlock: reset rules and parameters, physics rules, rewards. Its brain, the push toward the
+goal against the benchmark, determinism, the build over gRPC and two workers:
+test_example_contract.py."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from mlagents.example_envs.push_block import PushBlock, PushBlockWorld, goal_axes, push_toward_goal
+from mlagents.example_envs.push_block import PushBlock, PushBlockWorld, goal_axes
 from mlagents.example_envs.sdk.local import LocalEnvironment
 
 BRAIN = "PushBlockLearning"
-BENCHMARK = 4.5
 N = 32
 RAY = 5  # floats per ray: block, goal, wall, nothing-hit, distance
-DEFAULTS = {"dynamic_friction": 0.0, "static_friction": 0.0, "block_drag": 0.5, "block_scale": 2.0}
-
-
-def random_actions(rng: np.random.Generator) -> np.ndarray:
-    """Uniformly random actions of the 32 agents, float32 ``(32, 1)``."""
-    return rng.integers(0, 7, (N, 1)).astype(np.float32)
 
 
 def newest(batch) -> np.ndarray:
     """The newest of the three stacked 70-float frames."""
     return batch.vector_observations[:, -70:]
-
-
-def test_brain_agents_reset_parameters_and_engine_configuration() -> None:
-    spec = PushBlock.spec()
-    assert spec.academy_name == "Academy"
-    (brain,) = spec.brains
-    assert brain.name == BRAIN
-    assert brain.vector_action_space_type == "discrete"
-    assert brain.vector_action_size == (7,)
-    assert brain.vector_observation_size == 70
-    assert brain.num_stacked_vector_observations == 3
-    assert brain.camera_resolutions == ()
-    (group,) = spec.agents
-    assert (group.count, group.max_step, group.decision_interval, group.on_demand) == (32, 5000, 5, False)
-    assert spec.reset_parameters == DEFAULTS
-    config = spec.training_configuration
-    assert (
-        config.width,
-        config.height,
-        config.quality_level,
-        config.time_scale,
-        config.target_frame_rate,
-    ) == (
-        400,
-        300,
-        0,
-        15.0,
-        60,
-    )
 
 
 def test_observation_layout_and_the_high_sweep_passes_over_the_block() -> None:
@@ -191,64 +155,3 @@ def test_goal_reward_and_step_penalty() -> None:
     assert batch.local_done.all() and not batch.max_reached.any()
     # AddReward(+5) on top of the five -1/5000 step penalties of the decision
     np.testing.assert_allclose(batch.rewards, 5.0 - 5 / 5000, rtol=1e-6)
-
-
-def test_push_toward_goal_reaches_the_benchmark(run_episodes) -> None:
-    env = LocalEnvironment("PushBlock", seed=1)
-    scene = env.academy.scene
-    scripted, _ = run_episodes(env, BRAIN, lambda _: push_toward_goal(scene), 400, episodes=64)
-    assert len(scripted) >= 64
-    assert np.mean(scripted) >= 0.8 * BENCHMARK, scripted
-
-
-@pytest.mark.slow
-def test_random_policy_stays_far_below_the_benchmark(run_episodes) -> None:
-    # 1002 decisions: every agent finishes at least one 5000-step episode
-    rng = np.random.default_rng(0)
-    env = LocalEnvironment("PushBlock", seed=2)
-    random, _ = run_episodes(env, BRAIN, lambda _: random_actions(rng), 1002, episodes=N)
-    assert len(random) >= N
-    assert np.mean(random) < 0.25 * BENCHMARK, random
-
-
-def test_same_seed_same_episode_and_different_seeds_differ(roll_out, assert_reproducible) -> None:
-    def trajectory(seed: int) -> np.ndarray:
-        rng = np.random.default_rng(7)
-        batches = roll_out(LocalEnvironment("PushBlock", seed=seed), BRAIN, lambda _: random_actions(rng), 30)
-        return np.stack([batch.vector_observations for batch in batches])
-
-    assert_reproducible(trajectory)
-
-
-def test_build_over_grpc_matches_the_in_process_scene(open_build, assert_wire_matches_local) -> None:
-    env = open_build("PushBlock", seed=3)
-    assert env.academy_name == "Academy"
-    params = env.brains[BRAIN]
-    assert params.vector_action_space_type == "discrete"
-    assert params.vector_action_space_size == [7]
-    assert params.vector_observation_space_size == 70
-    assert params.num_stacked_vector_observations == 3
-    assert env.reset_parameters == pytest.approx(DEFAULTS)
-    rng = np.random.default_rng(0)
-
-    def decide(infos):  # type: ignore[no-untyped-def]
-        assert len(infos[BRAIN].agents) == N
-        return {BRAIN: random_actions(rng)}
-
-    local = LocalEnvironment("PushBlock", seed=3)
-    config = {"block_scale": 3.0}
-    assert_wire_matches_local(env, local, [BRAIN], decide, 3, obs_atol=1e-6, reward_atol=1e-7, config=config)
-    np.testing.assert_allclose(local.academy.scene.world.block_halves, 1.5)
-
-
-@pytest.mark.slow
-def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
-    workers = two_workers(
-        "PushBlock", {BRAIN: lambda info: np.zeros((len(info.agents), 1), np.float32)}
-    )  # no-op
-    observations = [infos[BRAIN].vector_observations for infos in workers.first]
-    assert all(obs.shape == (N, 210) for obs in observations)
-    assert not np.allclose(observations[0], observations[1])  # worker seeds differ
-    for infos in workers.transitions(4):
-        assert len(infos[BRAIN].agents) == N
-        np.testing.assert_allclose(infos[BRAIN].rewards, -5 / 5000, rtol=1e-5)  # standing still

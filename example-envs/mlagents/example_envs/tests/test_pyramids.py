@@ -1,6 +1,6 @@
-"""Pyramids: brain and agent count, observation layout, the room shuffle at reset, the switch, the
-brick pyramid and the gold brick, rewards. The scripted player against the benchmark,
-determinism, the build over gRPC and two workers: test_round_two_examples.py."""
+"""Pyramids: observation layout, the room shuffle at reset, the switch, the brick pyramid and the
+gold brick, rewards. Its brain, the scripted player against the benchmark, determinism, the build
+over gRPC and two workers: test_example_contract.py."""
 
 from __future__ import annotations
 
@@ -23,36 +23,6 @@ def still() -> np.ndarray:
 def square_of(local: np.ndarray) -> np.ndarray:
     """Index of the spawn square (0..8) holding each area-frame point ``(k, 3)``."""
     return np.argmin(((local[:, None, [0, 2]] - SQUARES[None]) ** 2).sum(-1), axis=1)
-
-
-def test_brain_agents_and_engine_configuration() -> None:
-    spec = Pyramids.spec()
-    assert spec.academy_name == "Academy"
-    (brain,) = spec.brains
-    assert brain.name == BRAIN
-    assert brain.vector_action_space_type == "discrete"
-    assert brain.vector_action_size == (5,)
-    assert brain.vector_observation_size == 172
-    assert brain.num_stacked_vector_observations == 1
-    assert brain.camera_resolutions == ()
-    (group,) = spec.agents
-    assert (group.count, group.max_step, group.decision_interval, group.on_demand) == (16, 5000, 5, False)
-    assert spec.reset_parameters == {}
-    assert spec.academy_max_steps == 0
-    config = spec.training_configuration
-    assert (
-        config.width,
-        config.height,
-        config.quality_level,
-        config.time_scale,
-        config.target_frame_rate,
-    ) == (
-        80,
-        80,
-        1,
-        100.0,
-        -1,
-    )
 
 
 def test_reset_shuffles_the_nine_rooms() -> None:

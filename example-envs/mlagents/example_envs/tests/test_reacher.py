@@ -1,6 +1,6 @@
-"""Reacher: brain and agents, the observation layout, goal motion, torques, the angular drag and
-the 7 rad/s cap, the reward, reset parameters. The scripted reach against the benchmark, determinism, the build
-over real gRPC and two workers: test_round_two_examples.py."""
+"""Reacher: the observation layout, goal motion, torques, the angular drag and the 7 rad/s cap, the
+reward, reset parameters. Its brain, the scripted reach against the benchmark, determinism, the
+build over gRPC and two workers: test_example_contract.py."""
 
 from __future__ import annotations
 
@@ -24,30 +24,12 @@ from mlagents.example_envs.sdk.local import LocalEnvironment
 
 BRAIN = "ReacherLearning"
 N = 20
-DEFAULTS = {"goal_size": 5.0, "goal_speed": 1.0, "gravity": 9.81, "deviation": 0.0, "deviation_freq": 0.0}
 
 
 def scene_of(env: LocalEnvironment) -> Reacher:
     scene = env.academy.scene
     assert isinstance(scene, Reacher)
     return scene
-
-
-def test_brain_agents_reset_parameters_and_engine_configuration() -> None:
-    spec = Reacher.spec()
-    assert spec.academy_name == "Academy"
-    (brain,) = spec.brains
-    assert brain.name == BRAIN
-    assert brain.vector_action_space_type == "continuous"
-    assert brain.vector_action_size == (4,)
-    assert brain.vector_observation_size == 33
-    assert brain.num_stacked_vector_observations == 1
-    (group,) = spec.agents
-    assert (group.count, group.max_step, group.decision_interval, group.on_demand) == (20, 4000, 4, False)
-    assert spec.academy_max_steps == 0
-    assert spec.reset_parameters == DEFAULTS
-    c = spec.training_configuration
-    assert (c.width, c.height, c.quality_level, c.time_scale, c.target_frame_rate) == (80, 80, 0, 100.0, 60)
 
 
 def test_observation_layout_of_the_hanging_arm() -> None:

@@ -67,6 +67,8 @@ def test_page_snippets_use_the_real_api(roller_dir):
     text = doc_text()
     snippet = re.findall(r"```python\n(.*?)```", text, re.S)[1]
     namespace: dict = {}
+    # The page's snippet imports the reader's roller_ball.py from the folder it runs in, as the
+    # reader's own script would: that folder goes on sys.path for the snippet only.
     sys.path.insert(0, str(roller_dir))
     try:
         exec(compile(snippet.replace("print(", "(lambda *a: None)("), "snippet", "exec"), namespace)

@@ -1,6 +1,6 @@
-"""SoccerTwos: brains and agent counts, observation layout per team, moves, kicks, role walls,
-goals and the reward split, reset parameters, scripted strikers against random opponents.
-Determinism, the build over gRPC and two workers: test_round_two_examples.py."""
+"""SoccerTwos: observation layout per team, moves, kicks, role walls, goals and the reward split,
+reset parameters, scripted strikers against random opponents. Its brains, determinism, the build
+over gRPC and two workers: test_example_contract.py."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from mlagents.example_envs.soccer import SoccerTwos, SoccerWorld, goalie_heurist
 STRIKER, GOALIE = "StrikerLearning", "GoalieLearning"
 BENCHMARK = 0.0
 RAY = 8  # floats per ray: 6 tags, nothing-hit, distance
-DEFAULTS = {"ball_scale": 7.5, "gravity": 9.81}
 STRIKERS, GOALIES = np.arange(16), np.arange(16, 32)
 
 
@@ -54,37 +53,6 @@ def play(env: LocalEnvironment, decide, decisions: int) -> np.ndarray:
                 ended.append((running[2 * field], running[2 * field + 1], timed_out[2 * field]))
         running[done] = 0.0
     return np.array(ended).reshape(-1, 3)
-
-
-def test_brains_agents_reset_parameters_and_engine_configuration() -> None:
-    spec = SoccerTwos.spec()
-    assert spec.academy_name == "Academy"
-    striker, goalie = spec.brains
-    assert (striker.name, goalie.name) == (STRIKER, GOALIE)
-    for brain, actions in ((striker, 7), (goalie, 5)):
-        assert brain.vector_action_space_type == "discrete"
-        assert brain.vector_action_size == (actions,)
-        assert brain.vector_observation_size == 112
-        assert brain.num_stacked_vector_observations == 1
-        assert brain.camera_resolutions == ()
-    groups = [(g.brain, g.count, g.max_step, g.decision_interval, g.on_demand) for g in spec.agents]
-    assert groups == [(STRIKER, 16, 3000, 5, False), (GOALIE, 16, 3000, 5, False)]
-    assert spec.academy_max_steps == 0
-    assert spec.reset_parameters == DEFAULTS
-    config = spec.training_configuration
-    assert (
-        config.width,
-        config.height,
-        config.quality_level,
-        config.time_scale,
-        config.target_frame_rate,
-    ) == (
-        800,
-        500,
-        0,
-        10.0,
-        60,
-    )
 
 
 def test_reset_places_the_teams_facing_each_other_and_the_ball_near_the_centre() -> None:

@@ -1,6 +1,6 @@
-"""Tennis: brain and agents, mirrored observations, racket moves (run, jump, net clamp), the
-elastic ball, rewards and the fault table, reset parameters. The scripted rally against the
-benchmark, determinism, the build over real gRPC and two workers: test_round_two_examples.py."""
+"""Tennis: mirrored observations, racket moves (run, jump, net clamp), the elastic ball, rewards
+and the fault table, reset parameters. Its brain, the scripted rally against the benchmark,
+determinism, the build over gRPC and two workers: test_example_contract.py."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from mlagents.example_envs.tennis_physics import FLOOR_A, NET, TennisWorld, rack
 
 BRAIN = "TennisLearning"
 N = 36
-DEFAULTS = {"gravity": 9.81, "angle": 55.0, "scale": 1.0}
 
 
 def still(k: int = N) -> np.ndarray:
@@ -30,23 +29,6 @@ def park_ball(world: TennisWorld) -> None:
     """Serve every ball high above the left court, out of everybody's way for a while."""
     areas = np.arange(world.num_areas)
     world.serve(areas, np.tile([-6.0, 60.0], (world.num_areas, 1)))
-
-
-def test_brain_agents_reset_parameters_and_engine_configuration() -> None:
-    spec = Tennis.spec()
-    assert spec.academy_name == "Academy"
-    (brain,) = spec.brains
-    assert brain.name == BRAIN
-    assert brain.vector_action_space_type == "continuous"
-    assert brain.vector_action_size == (2,)
-    assert brain.vector_observation_size == 8
-    assert brain.num_stacked_vector_observations == 3
-    (group,) = spec.agents
-    assert (group.count, group.max_step, group.decision_interval, group.on_demand) == (36, 5000, 5, False)
-    assert spec.academy_max_steps == 25000
-    assert spec.reset_parameters == DEFAULTS
-    c = spec.training_configuration
-    assert (c.width, c.height, c.quality_level, c.time_scale, c.target_frame_rate) == (300, 200, 0, 100.0, 60)
 
 
 def test_observations_are_mirrored_for_player_b() -> None:

@@ -1,6 +1,6 @@
-"""Walker: brain, the observation layout of the spawn pose, reset parameters, drives and physics
-sanity, the fall that ends an episode, the stand-still heuristic, determinism, and the build over
-real gRPC."""
+"""Walker: the observation layout of the spawn pose, reset parameters, drives and physics sanity,
+the fall that ends an episode, the stand-still heuristic. Its brain, determinism, the build over
+gRPC and two workers: test_example_contract.py."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from mlagents.example_envs.walker_world import _HINGE_RANGES, _TARGET_HINGE, Wal
 
 BRAIN = "WalkerLearning"
 N = 11
-DEFAULTS = {"gravity": 9.81, "hip_mass": 15.0, "chest_mass": 8.0, "spine_mass": 10.0}
 
 
 def world_of(env: LocalEnvironment) -> WalkerWorld:
@@ -29,18 +28,7 @@ def current(obs: np.ndarray) -> np.ndarray:
     return np.asarray(obs, dtype=np.float64)[:, -212:]
 
 
-def test_brain_agents_and_reset_parameters() -> None:
-    spec = Walker.spec()
-    (brain,) = spec.brains
-    assert (brain.name, brain.vector_action_space_type, brain.vector_action_size) == (
-        BRAIN,
-        "continuous",
-        (39,),
-    )
-    assert (brain.vector_observation_size, brain.num_stacked_vector_observations) == (212, 5)
-    (group,) = spec.agents
-    assert (group.count, group.max_step, group.decision_interval, group.on_demand) == (11, 5000, 5, False)
-    assert spec.reset_parameters == DEFAULTS
+def test_the_body_weighs_94_kilograms() -> None:
     assert sum(p.mass for p in PARTS) == pytest.approx(94.0)
 
 
@@ -167,44 +155,3 @@ def test_heuristic_stands_still_without_jitter() -> None:
             heights.append(current(batch.vector_observations)[:, 4].copy())
     assert np.ptp(np.array(heights), axis=0).max() < 1e-3  # the hips do not bob
     assert np.all(total > 140 * 5 * 0.06), total
-
-
-def test_same_seed_same_episode(roll_out) -> None:
-    def trajectory() -> np.ndarray:
-        rng = np.random.default_rng(7)
-        batches = roll_out(
-            LocalEnvironment("Walker", seed=0),
-            BRAIN,
-            lambda _: rng.uniform(-1, 1, (N, 39)).astype(np.float32),
-            10,
-        )
-        return np.stack([np.concatenate([b.vector_observations.ravel(), b.rewards]) for b in batches])
-
-    np.testing.assert_array_equal(trajectory(), trajectory())
-
-
-def test_build_over_grpc_matches_the_in_process_scene(open_build, assert_wire_matches_local) -> None:
-    env = open_build("Walker", seed=1)
-    params = env.brains[BRAIN]
-    assert params.vector_action_space_size == [39]
-    assert params.vector_observation_space_size == 212
-    assert params.num_stacked_vector_observations == 5
-    assert env.reset_parameters == pytest.approx(DEFAULTS)
-    rng = np.random.default_rng(0)
-
-    def decide(infos):  # type: ignore[no-untyped-def]
-        return {BRAIN: rng.uniform(-1.0, 1.0, (N, 39)).astype(np.float32)}
-
-    local = LocalEnvironment("Walker", seed=1)
-    assert_wire_matches_local(
-        env, local, [BRAIN], decide, 10, obs_atol=1e-4, reward_atol=1e-5, config={"hip_mass": 20.0}
-    )
-
-
-@pytest.mark.slow
-def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
-    workers = two_workers("Walker", {BRAIN: lambda info: walker_heuristic(info.vector_observations)})
-    assert all(infos[BRAIN].vector_observations.shape == (N, 1060) for infos in workers.first)
-    for infos in workers.transitions(6):
-        assert len(infos[BRAIN].agents) == N
-        assert not np.any(infos[BRAIN].local_done)

@@ -1,5 +1,6 @@
-"""WallJump: brains, physics pieces, rewards, brain switching, reset parameters,
-curricula, a scripted jump controller, determinism, and the build over real gRPC."""
+"""WallJump: brain switching, physics pieces, rewards, reset parameters, curricula, the scripted
+jump sequence against the benchmark and random actions below it (episodes counted per brain).
+Its brains, determinism, the build over gRPC and two workers: test_example_contract.py."""
 
 from __future__ import annotations
 
@@ -83,43 +84,7 @@ def episode_returns(policy: str, decisions: int, seed: int = 0) -> dict[str, lis
     return returns
 
 
-# ---------------------------------------------------------------- brains and spec
-def test_brains_agents_and_reset_parameter_defaults() -> None:
-    spec = WallJump.spec()
-    assert spec.academy_name == "Academy"
-    assert [b.name for b in spec.brains] == [SMALL_BRAIN, BIG_BRAIN]
-    for brain in spec.brains:
-        assert brain.vector_action_space_type == "discrete"
-        assert brain.vector_action_size == (3, 3, 3, 2)
-        assert brain.vector_observation_size == 74
-        assert brain.num_stacked_vector_observations == 6
-        assert brain.camera_resolutions == ()
-        assert brain.is_training
-    (group,) = spec.agents
-    assert (group.count, group.max_step, group.decision_interval, group.on_demand) == (24, 2000, 5, False)
-    assert spec.reset_parameters == {
-        "no_wall_height": 0.0,
-        "small_wall_height": 4.0,
-        "big_wall_min_height": 8.0,
-        "big_wall_max_height": 8.0,
-    }
-    assert spec.academy_max_steps == 0
-    config = spec.training_configuration
-    assert (
-        config.width,
-        config.height,
-        config.quality_level,
-        config.time_scale,
-        config.target_frame_rate,
-    ) == (
-        80,
-        80,
-        1,
-        100.0,
-        -1,
-    )
-
-
+# ---------------------------------------------------------------- brains
 def test_every_output_has_both_brains_and_all_24_agents_on_the_brain_of_their_wall() -> None:
     env = LocalEnvironment("WallJump", seed=4)
     scene = scene_of(env)
@@ -482,60 +447,3 @@ def test_random_policy_stays_far_below_the_benchmark() -> None:
     small = returns[SMALL_BRAIN] + returns[BIG_BRAIN]
     assert len(small) >= 20
     assert np.mean(small) < 0.0
-
-
-def test_same_seed_same_episode_other_worker_seed_other_episode(assert_reproducible) -> None:
-    def trace(seed: int) -> np.ndarray:
-        env = LocalEnvironment("WallJump", seed=seed)
-        rng = np.random.default_rng(7)
-        batches = env.reset()
-        frames = []
-        for _ in range(25):
-            for name in BRAINS:
-                frames.append(batches[name].vector_observations)
-                frames.append(area_index(env, batches[name].agents).astype(np.float32))
-            batches = env.step(random_batch_actions(rng, batches))
-        env.close()
-        return np.concatenate([f.ravel() for f in frames])
-
-    assert_reproducible(trace)
-
-
-# ---------------------------------------------------------------- over the wire
-def test_build_over_grpc_with_unity_environment(open_build, assert_wire_matches_local) -> None:
-    env = open_build("WallJump", seed=3)
-    assert env.academy_name == "Academy"
-    assert sorted(env.external_brain_names) == sorted(BRAINS)
-    for name in BRAINS:
-        params = env.brains[name]
-        assert params.vector_action_space_type == "discrete"
-        assert list(params.vector_action_space_size) == [3, 3, 3, 2]
-        assert params.vector_observation_space_size == 74
-        assert params.num_stacked_vector_observations == 6
-    assert env.reset_parameters == pytest.approx(WallJump.spec().reset_parameters)
-    rng = np.random.default_rng(0)
-
-    def decide(infos):  # type: ignore[no-untyped-def]
-        assert set(infos) == set(BRAINS)
-        assert sum(len(infos[name].agents) for name in BRAINS) == N
-        return {name: random_actions(rng, len(infos[name].agents)) for name in BRAINS}
-
-    local = LocalEnvironment("WallJump", seed=3)
-    assert_wire_matches_local(env, local, BRAINS, decide, 4, obs_atol=1e-5, reward_atol=1e-6)
-    local.close()
-
-
-@pytest.mark.slow
-def test_two_workers_through_subprocess_env_manager(two_workers) -> None:
-    # random actions for each brain, from a generator of its own
-    rngs = {name: np.random.default_rng(i) for i, name in enumerate(BRAINS)}
-    deciders = {name: (lambda info, rng=rngs[name]: random_actions(rng, len(info.agents))) for name in BRAINS}
-    workers = two_workers("WallJump", deciders)
-    observations = [
-        np.concatenate([infos[name].vector_observations for name in BRAINS]) for infos in workers.first
-    ]
-    assert all(obs.shape == (N, 444) for obs in observations)
-    assert not np.allclose(observations[0], observations[1])  # different seeds, different episodes
-    for infos in workers.transitions(6):
-        assert set(infos) == set(BRAINS)
-        assert sum(len(infos[name].agents) for name in BRAINS) == N
