@@ -53,6 +53,37 @@ def with_agent_camera(spec: SceneSpec, **changes: Any) -> SceneSpec:
     return spec
 
 
+class CameraOnly:
+    """Mixin of the visual examples, listed before the scene it draws (``class
+    VisualHallway(CameraOnly, Hallway)``): its brains see only the agent camera (see
+    :func:`with_agent_camera`), so the vector observation is empty."""
+
+    def collect_observations(self, agents: np.ndarray) -> np.ndarray:
+        return np.zeros((len(agents), 0), dtype=np.float32)
+
+
+class Flash:
+    """A colour shown for ``FLASH_STEPS`` physics steps after an event, one per area or agent
+    (the floor after a goal, an agent after it ate): colour 0 is the look without a flash."""
+
+    def __init__(self, count: int) -> None:
+        self._steps = np.zeros(count, dtype=np.int64)
+        self._colour = np.zeros(count, dtype=np.int64)
+
+    def start(self, index: np.ndarray, colour: int | np.ndarray = 1) -> None:
+        """Show ``colour`` (one, or one per index) at ``index`` from now on."""
+        self._steps[index] = FLASH_STEPS
+        self._colour[index] = colour
+
+    def tick(self) -> None:
+        """One physics step passed (call before the step's events start new flashes)."""
+        np.subtract(self._steps, 1, out=self._steps, where=self._steps > 0)
+
+    def colours(self, idle: int = 0) -> np.ndarray:
+        """The colour shown now at each index, int64 ``(count,)``: ``idle`` where none flashes."""
+        return np.where(self._steps > 0, self._colour, idle)
+
+
 def _fmt(values: Sequence[float] | np.ndarray) -> str:
     return " ".join(f"{float(v):.6g}" for v in np.ravel(values))
 

@@ -1,6 +1,7 @@
-"""Pieces the articulated MuJoCo examples (Crawler, Walker) share: which agents' joint drives an
-action changes, the parts' centre-of-mass velocities, which parts touched the ground during the
-substeps of one physics step, and noticing when MuJoCo had to reset an unstable simulation."""
+"""Pieces the articulated MuJoCo examples (Crawler, Walker) share: the world of every agent's body
+parts in one model (:class:`ArticulatedWorld`), which agents' joint drives an action changes, the
+parts' centre-of-mass velocities, which parts touched the ground during the substeps of one physics
+step, and noticing when MuJoCo had to reset an unstable simulation."""
 
 from __future__ import annotations
 
@@ -134,3 +135,62 @@ def mark_ground_contacts(pairs: np.ndarray, ground: int, geom_flat: np.ndarray, 
     g1, g2 = pairs[:, 0], pairs[:, 1]
     flat = np.where(g1 == ground, geom_flat[g2], np.where(g2 == ground, geom_flat[g1], -1))
     touching.reshape(-1)[flat[flat >= 0]] = True
+
+
+class ArticulatedWorld:
+    """Every agent's articulated body in one MuJoCo model: what the Crawler and Walker worlds
+    share. Arrays are per agent and part ``(n, parts, ...)``, parts in the observation order.
+
+    :param xml: the model; its geom named ``ground`` is the ground.
+    :param part_names: the body name of each part of each agent, ``[agent][part]``.
+    :param action_size: floats in one agent's action (the drives' inputs).
+    :param substeps: MuJoCo steps per physics step.
+
+    A subclass sets its drives and state views, then calls :meth:`_update_frames`.
+    """
+
+    def __init__(self, xml: str, part_names: list[list[str]], action_size: int, substeps: int) -> None:
+        self.model = m = mujoco.MjModel.from_xml_string(xml)
+        self.data = mujoco.MjData(m)
+        self.n = n = len(part_names)
+        self.parts = np.array(
+            [[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, p) for p in names] for names in part_names]
+        )
+        num_parts = self.parts.shape[1]
+        self.ground = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, "ground")
+        # geom -> (agent, part) and its flat index (one scatter marks contacts), -1 elsewhere
+        self._geom_agent, self._geom_part, self._geom_flat = geom_owners(m, self.parts)
+        self.qpos0 = self.data.qpos.copy()
+        # drive state kept for the observations (the originals keep it across resets)
+        self.norm_targets = np.zeros((n, num_parts, 3), dtype=np.float32)
+        self.strengths = np.zeros((n, num_parts), dtype=np.float32)
+        self.touching_ground = np.zeros((n, num_parts), dtype=bool)
+        self._tree_roots = m.body_rootid[self.parts]
+        self._substeps = substeps
+        self._applied = AppliedActions(n, action_size)
+        self._instability = InstabilityWatch(self.data, self._applied)
+        #: whether MuJoCo reset the simulation as unstable during the last step (every body back at
+        #: its spawn pose at rest, controls lost); the scene then ends every agent's episode
+        self.unstable = False
+
+    def set_gravity(self, gravity: float) -> None:
+        self.model.opt.gravity[:] = (0.0, 0.0, -gravity)
+
+    def _step_ground(self) -> tuple[np.ndarray | None, np.ndarray]:
+        """One physics step: the contact pairs ``(m, 2)`` of all its substeps (None when there
+        were none) and which parts started touching the ground, bool ``(n, parts)``."""
+        ground = np.zeros(self.touching_ground.shape, dtype=bool)
+        pairs = step_contact_pairs(self.model, self.data, self._substeps)
+        self.unstable = self._instability.reset_since_last()
+        if pairs is not None:  # contacts of every substep count
+            mark_ground_contacts(pairs, self.ground, self._geom_flat, ground)
+        self._update_frames()
+        started = ground & ~self.touching_ground
+        self.touching_ground = ground
+        return pairs, started
+
+    def _update_frames(self) -> None:
+        """Poses and velocities of the current state (mj_step leaves those before its integration)."""
+        mujoco.mj_kinematics(self.model, self.data)
+        mujoco.mj_comPos(self.model, self.data)
+        mujoco.mj_comVel(self.model, self.data)

@@ -12,13 +12,11 @@ Actions: continuous (2,), each clipped to [-1, 1]: 2 degrees per unit about loca
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 
 from .ball3d_physics import BallPlatformWorld, rotate_local
 from .sdk.messages import DecisionBatch
-from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
+from .sdk.scene import BrainSpec, EngineConfiguration, Scene, SceneSpec, one_brain_spec
 
 NUM_AGENTS = 12
 MAX_STEP = 5000
@@ -71,6 +69,8 @@ def balance(observations: np.ndarray, gain: float = 0.2) -> np.ndarray:
 class Ball3D(Scene):
     """3DBall: brain ``3DBallLearning``, 12 agents, 8 observations incl. the ball velocity."""
 
+    player_key_table = PLAYER_KEYS
+
     academy_name = "Ball3DAcademy"
     brain_name = "3DBallLearning"
     observation_size = 8
@@ -84,28 +84,15 @@ class Ball3D(Scene):
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return SceneSpec(
+        return one_brain_spec(
+            BrainSpec(cls.brain_name, cls.observation_size, "continuous", (2,), cls.stacked_observations),
+            NUM_AGENTS,
+            max_step=MAX_STEP,
+            decision_interval=DECISION_INTERVAL,
+            reset_parameters=RESET_PARAMETERS,
+            training=cls.training_configuration,
+            inference=cls.inference_configuration,
             academy_name=cls.academy_name,
-            brains=[
-                BrainSpec(
-                    name=cls.brain_name,
-                    vector_observation_size=cls.observation_size,
-                    vector_action_space_type="continuous",
-                    vector_action_size=(2,),
-                    num_stacked_vector_observations=cls.stacked_observations,
-                )
-            ],
-            agents=[
-                AgentGroup(
-                    brain=cls.brain_name,
-                    count=NUM_AGENTS,
-                    max_step=MAX_STEP,
-                    decision_interval=DECISION_INTERVAL,
-                )
-            ],
-            reset_parameters=dict(RESET_PARAMETERS),
-            training_configuration=cls.training_configuration,
-            inference_configuration=cls.inference_configuration,
         )
 
     def initialize(self) -> None:
@@ -185,10 +172,6 @@ class Ball3D(Scene):
 
     def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
         return balance(batch.vector_observations)
-
-    @classmethod
-    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
-        return PLAYER_KEYS if brain == cls.brain_name else None
 
 
 class Ball3DHard(Ball3D):

@@ -8,12 +8,10 @@ mode; in inference mode once per ``time_between_decisions_at_inference`` seconds
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 
 from .sdk.messages import DecisionBatch
-from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
+from .sdk.scene import BrainSpec, EngineConfiguration, Scene, SceneSpec, one_brain_spec
 
 BRAIN = "BasicLearning"
 START_POSITION = 10
@@ -39,6 +37,8 @@ def walk_to_large_goal(observations: np.ndarray) -> np.ndarray:
 class Basic(Scene):
     """The Basic scene: brain ``BasicLearning``, discrete [3], 20 observations, 1 agent."""
 
+    player_key_table = PLAYER_KEYS
+
     supports_extra_agents = True
 
     #: The agent's inspector value (seconds between decisions in inference mode).
@@ -46,19 +46,10 @@ class Basic(Scene):
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return SceneSpec(
-            academy_name="Academy",
-            brains=[
-                BrainSpec(
-                    name=BRAIN,
-                    vector_observation_size=OBSERVATION_SIZE,
-                    vector_action_space_type="discrete",
-                    vector_action_size=(3,),
-                    vector_action_descriptions=("",),
-                )
-            ],
-            agents=[AgentGroup(brain=BRAIN, count=1, max_step=0, decision_interval=1, on_demand=True)],
-            training_configuration=EngineConfiguration(80, 80, 1, 100.0, 60),
+        return one_brain_spec(
+            BrainSpec(BRAIN, OBSERVATION_SIZE, "discrete", (3,), vector_action_descriptions=("",)),
+            on_demand=True,
+            training=EngineConfiguration(80, 80, 1, 100.0, 60),
         )
 
     def initialize(self) -> None:
@@ -87,10 +78,6 @@ class Basic(Scene):
 
     def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
         return walk_to_large_goal(batch.vector_observations)
-
-    @classmethod
-    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
-        return PLAYER_KEYS if brain == BRAIN else None
 
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
         # Unity casts the float to int (truncation); values other than 1 and 2 do not move.

@@ -26,13 +26,12 @@ the flight meets the banana).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 import mujoco
 import numpy as np
 
 from .sdk.messages import DecisionBatch
-from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
+from .sdk.scene import BrainSpec, EngineConfiguration, Scene, SceneSpec, one_brain_spec
 
 BRAIN = "BouncerLearning"
 #: Player brain keys: the arrows aim the jump (index 0 along x, index 2 along z), Space jumps high.
@@ -204,25 +203,17 @@ def bouncer_heuristic(observations: np.ndarray) -> np.ndarray:
 class Bouncer(Scene):
     """Bouncer: brain ``BouncerLearning``, one on-demand agent, 6 x 3 observations, continuous 3."""
 
+    player_key_table = PLAYER_KEYS
+
     world: BouncerWorld
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return SceneSpec(
-            academy_name="Academy",
-            brains=[
-                BrainSpec(
-                    name=BRAIN,
-                    vector_observation_size=OBSERVATION_SIZE,
-                    vector_action_space_type="continuous",
-                    vector_action_size=(ACTION_SIZE,),
-                    num_stacked_vector_observations=STACKED,
-                )
-            ],
-            agents=[AgentGroup(BRAIN, 1, max_step=0, decision_interval=1, on_demand=True)],
-            reset_parameters=dict(RESET_PARAMETERS),
-            training_configuration=EngineConfiguration(80, 80, 1, 100.0, -1),
-            inference_configuration=EngineConfiguration(1280, 720, 5, 1.0, 60),
+        return one_brain_spec(
+            BrainSpec(BRAIN, OBSERVATION_SIZE, "continuous", (ACTION_SIZE,), STACKED),
+            on_demand=True,
+            reset_parameters=RESET_PARAMETERS,
+            training=EngineConfiguration(80, 80, 1, 100.0, -1),
         )
 
     def initialize(self) -> None:
@@ -285,10 +276,6 @@ class Bouncer(Scene):
 
     def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
         return bouncer_heuristic(batch.vector_observations)
-
-    @classmethod
-    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
-        return PLAYER_KEYS if brain == BRAIN else None
 
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
         a = np.clip(actions[0].astype(np.float64), -1.0, 1.0)

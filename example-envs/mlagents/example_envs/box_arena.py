@@ -45,8 +45,6 @@ from typing import TYPE_CHECKING
 import mujoco
 import numpy as np
 
-from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, SceneSpec
-
 if TYPE_CHECKING:
     from .sdk.ray_perception import CastWorld
 
@@ -67,6 +65,10 @@ PRISM_HALF_HEIGHT = 50.0
 #: the base's points from its centre is 0.3826 a, the inertia m a^2 / 6, so the angular
 #: deceleration is 6 * 0.3826 * mu * g / a
 _SQUARE_SPIN_FACTOR = 6.0 * 0.3826
+
+#: the player brain keys of the box agents (branch 0: 1 forward, 2 backward, 3 turn right, 4 turn
+#: left): W forward, S backward, D turn right, A turn left
+PLAYER_KEYS: dict[str, tuple[int, float]] = {"w": (0, 1), "s": (0, 2), "d": (0, 3), "a": (0, 4)}
 
 #: MJCF attributes of static geoms: these collide with the moving geoms (which keep the default
 #: contype 1, conaffinity 1) but not with each other
@@ -333,39 +335,6 @@ class PlanarWorld:
         velocity change of ``forward`` (and ``strafe``) ``(k,)`` m/s along the new facing."""
         self.turn(areas, turn_deg)
         self.add_velocity(areas, velocity_changes(self.agent_yaws[areas], forward, strafe))
-
-
-def one_brain_spec(
-    brain: str,
-    observation_size: int,
-    stacked: int,
-    num_actions: int,
-    num_agents: int,
-    max_step: int,
-    decision_interval: int,
-    reset_parameters: dict[str, float],
-    training_configuration: EngineConfiguration,
-) -> SceneSpec:
-    """The SceneSpec of a box-arena scene (academy "Academy"): one brain with ``observation_size``
-    floats stacked ``stacked`` times and one discrete branch of ``num_actions``, driven by
-    ``num_agents`` agents (one per area); Unity's default inference configuration."""
-    return SceneSpec(
-        academy_name="Academy",
-        brains=[
-            BrainSpec(
-                name=brain,
-                vector_observation_size=observation_size,
-                vector_action_space_type="discrete",
-                vector_action_size=(num_actions,),
-                num_stacked_vector_observations=stacked,
-                vector_action_descriptions=("",) * num_actions,
-            )
-        ],
-        agents=[AgentGroup(brain, num_agents, max_step=max_step, decision_interval=decision_interval)],
-        reset_parameters=reset_parameters,
-        training_configuration=training_configuration,
-        inference_configuration=EngineConfiguration(1280, 720, 5, 1.0, 60),
-    )
 
 
 def rectangles_overlap(

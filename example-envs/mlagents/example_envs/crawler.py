@@ -30,15 +30,13 @@ ground), at rest; drive targets and strengths keep their last values.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 
 from .articulated import end_all_after_instability
 from .crawler_body import PARTS, SPAWN_HEIGHT, TIMESTEP, CrawlerSite
 from .crawler_world import CrawlerWorld
 from .sdk.messages import DecisionBatch
-from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
+from .sdk.scene import BrainSpec, EngineConfiguration, Scene, SceneSpec, one_brain_spec
 
 OBSERVATION_SIZE = 126
 ACTION_SIZE = 20
@@ -78,27 +76,20 @@ def look_frames(direction: np.ndarray) -> np.ndarray:
 class _Crawler(Scene):
     """The part shared by both scenes; subclasses give brain, sites, ground and target handling."""
 
+    player_key_table = PLAYER_KEYS
+
     BRAIN = ""
     NUM_AGENTS = 0
     world: CrawlerWorld
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return SceneSpec(
-            academy_name="Academy",
-            brains=[
-                BrainSpec(
-                    name=cls.BRAIN,
-                    vector_observation_size=OBSERVATION_SIZE,
-                    vector_action_space_type="continuous",
-                    vector_action_size=(ACTION_SIZE,),
-                )
-            ],
-            agents=[
-                AgentGroup(cls.BRAIN, cls.NUM_AGENTS, max_step=MAX_STEP, decision_interval=DECISION_INTERVAL)
-            ],
-            training_configuration=cls.training_configuration(),
-            inference_configuration=EngineConfiguration(1280, 720, 5, 1.0, 60),
+        return one_brain_spec(
+            BrainSpec(cls.BRAIN, OBSERVATION_SIZE, "continuous", (ACTION_SIZE,)),
+            cls.NUM_AGENTS,
+            max_step=MAX_STEP,
+            decision_interval=DECISION_INTERVAL,
+            training=cls.training_configuration(),
         )
 
     @classmethod
@@ -181,10 +172,6 @@ class _Crawler(Scene):
 
     def touch_targets(self, touching: np.ndarray) -> None:
         """Target contact (CrawlerDynamic only)."""
-
-    @classmethod
-    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
-        return PLAYER_KEYS if brain == cls.BRAIN else None
 
     def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
         steps = self.academy.agent_step_counts[agents]

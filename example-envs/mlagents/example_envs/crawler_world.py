@@ -10,14 +10,7 @@ from collections.abc import Sequence
 import mujoco
 import numpy as np
 
-from .articulated import (
-    AppliedActions,
-    InstabilityWatch,
-    com_velocities,
-    geom_owners,
-    mark_ground_contacts,
-    step_contact_pairs,
-)
+from .articulated import ArticulatedWorld, com_velocities
 from .crawler_body import (
     DAMPER,
     HINGE_PARTS,
@@ -37,14 +30,13 @@ RAY_LENGTH = 10.0
 _DOWN = np.array([0.0, 0.0, -1.0])
 
 
-class CrawlerWorld:
+class CrawlerWorld(ArticulatedWorld):
     """``sites``: the crawlers' spawn points; ``ground_top``: height of the ground's top (Unity y);
     ``extra_xml``: more world geoms/bodies (walls, targets); the geom named ``ground`` is the
     ground, bodies named ``target_<i>`` are targets (free boxes)."""
 
     def __init__(self, sites: Sequence[CrawlerSite], ground_xml: str, extra_xml: str = "") -> None:
         n = len(sites)
-        self.n = n
         xml = (
             '<mujoco model="Crawler">'
             + model_options()
@@ -56,15 +48,8 @@ class CrawlerWorld:
             + "".join(actuators_xml(i) for i in range(n))
             + "</actuator></mujoco>"
         )
-        self.model = mujoco.MjModel.from_xml_string(xml)
-        self.data = mujoco.MjData(self.model)
+        super().__init__(xml, [_part_names(i) for i in range(n)], 20, SUBSTEPS)
         m = self.model
-        self.parts = np.array(
-            [
-                [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, name) for name in _part_names(i)]
-                for i in range(n)
-            ]
-        )
         # crawler state is contiguous: a free joint (7 qpos / 6 qvel) then 12 hinges each
         self._qpos = self.data.qpos[: 19 * n].reshape(n, 19)
         self._qvel = self.data.qvel[: 18 * n].reshape(n, 18)
@@ -73,9 +58,6 @@ class CrawlerWorld:
         self._force[:] = 0.0
         first_hinge = 6
         self._damping = self.model.dof_damping[: 18 * n].reshape(n, 18)[:, first_hinge:]
-        self.ground = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, "ground")
-        # geom -> (crawler, part) and its flat index (one scatter marks contacts), -1 elsewhere
-        self._geom_agent, self._geom_part, self._geom_flat = geom_owners(m, self.parts)
         # geom -> target crawler, -1 elsewhere
         self.targets = np.array(
             [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, f"target_{i}") for i in range(n)]
@@ -92,20 +74,9 @@ class CrawlerWorld:
             self._target_qpos = self.data.qpos[first : first + 7 * n].reshape(n, 7)
             first_v = m.jnt_dofadr[m.body_jntadr[self.targets[0]]]
             self._target_qvel = self.data.qvel[first_v : first_v + 6 * n].reshape(n, 6)
-        self.qpos0 = self.data.qpos.copy()
-        # drive state kept for the observations (the original keeps it across resets)
-        self.norm_targets = np.zeros((n, PARTS, 3), dtype=np.float32)
-        self.strengths = np.zeros((n, PARTS), dtype=np.float32)
-        self.touching_ground = np.zeros((n, PARTS), dtype=bool)
         self.touching_target = np.zeros((n, PARTS), dtype=bool)
-        self._tree_roots = self.model.body_rootid[self.parts]
         self._bodies = self.parts[:, 0]
         self._body_roots = self._tree_roots[:, 0]
-        self._applied = AppliedActions(n, 20)
-        self._instability = InstabilityWatch(self.data, self._applied)
-        #: whether MuJoCo reset the simulation as unstable during the last step (every body back at
-        #: its spawn pose at rest, controls lost); the scene then ends every agent's episode
-        self.unstable = False
         self._update_frames()
 
     # ------------------------------------------------------------ state, Unity axes
@@ -210,28 +181,19 @@ class CrawlerWorld:
         self._target_qvel[agent] = 0.0
         mujoco.mj_kinematics(self.model, self.data)
 
-    def set_gravity(self, gravity: float) -> None:
-        self.model.opt.gravity[:] = (0.0, 0.0, -gravity)
-
     def step(self) -> tuple[np.ndarray, np.ndarray]:
         """One physics step. Returns which parts started touching the ground and which touch a
         target, ``(n, 9)`` bool each (contacts seen in any substep count)."""
-        ground = np.zeros((self.n, PARTS), dtype=bool)
+        pairs, started = self._step_ground()
         target = np.zeros((self.n, PARTS), dtype=bool)
-        pairs = step_contact_pairs(self.model, self.data, SUBSTEPS)
-        self.unstable = self._instability.reset_since_last()
         if pairs is not None:
-            self._collect_contacts(pairs, ground, target)
-        self._update_frames()
-        started = ground & ~self.touching_ground
-        self.touching_ground = ground
+            self._collect_target_contacts(pairs, target)
         self.touching_target = target
         return started, target
 
-    def _collect_contacts(self, geoms: np.ndarray, ground: np.ndarray, target: np.ndarray) -> None:
+    def _collect_target_contacts(self, geoms: np.ndarray, target: np.ndarray) -> None:
         """Mark the parts in the contact pairs ``geoms`` ``(m, 2)`` (of all substeps) that touch
-        the ground or their own crawler's target."""
-        mark_ground_contacts(geoms, self.ground, self._geom_flat, ground)
+        their own crawler's target."""
         if not self._targets_collide:
             return
         g1, g2 = geoms[:, 0], geoms[:, 1]
@@ -240,12 +202,6 @@ class CrawlerWorld:
             agent = self._geom_agent[b]
             ok = (owner >= 0) & (agent == owner)
             target[agent[ok], self._geom_part[b[ok]]] = True
-
-    def _update_frames(self) -> None:
-        """Poses and velocities of the current state (mj_step leaves those before its integration)."""
-        mujoco.mj_kinematics(self.model, self.data)
-        mujoco.mj_comPos(self.model, self.data)
-        mujoco.mj_comVel(self.model, self.data)
 
 
 def _part_names(i: int) -> list[str]:

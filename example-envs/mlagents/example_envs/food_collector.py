@@ -23,8 +23,6 @@ per step. Food that re-appears is put straight onto the floor (Unity drops it fr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import mujoco
 import numpy as np
 
@@ -48,7 +46,7 @@ from .box_arena import (
 )
 from .sdk.messages import DecisionBatch
 from .sdk.ray_perception import CastWorld, RayPerception, sphere_cast_boxes, yaw_rotate
-from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
+from .sdk.scene import BrainSpec, EngineConfiguration, Scene, SceneSpec, one_brain_spec
 
 BRAIN = "BananaLearning"
 #: Player brain keys: W/S forward/back (branch 0), E/Q strafe right/left (branch 1), A/D turn left/right
@@ -282,6 +280,8 @@ class FoodCollector(Scene):
     """FoodCollector: brain ``BananaLearning``, 20 agents (5 in each of 4 areas), 53
     observations, discrete (3, 3, 3, 2); the academy ends all episodes every 1500 steps."""
 
+    player_key_table = PLAYER_KEYS
+
     brain_name = BRAIN
     #: areas and agents per area; VisualFoodCollector has two of four
     num_areas = NUM_AREAS
@@ -290,30 +290,20 @@ class FoodCollector(Scene):
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return SceneSpec(
-            academy_name="Academy",
-            brains=[
-                BrainSpec(
-                    name=cls.brain_name,
-                    vector_observation_size=OBSERVATION_SIZE,
-                    vector_action_space_type="discrete",
-                    vector_action_size=BRANCHES,
-                    num_stacked_vector_observations=1,
-                    vector_action_descriptions=("",) * len(BRANCHES),
-                )
-            ],
-            agents=[
-                AgentGroup(
-                    cls.brain_name,
-                    cls.num_areas * cls.agents_per_area,
-                    max_step=MAX_STEP,
-                    decision_interval=DECISION_INTERVAL,
-                )
-            ],
-            reset_parameters=dict(RESET_PARAMETERS),
+        return one_brain_spec(
+            BrainSpec(
+                cls.brain_name,
+                OBSERVATION_SIZE,
+                "discrete",
+                BRANCHES,
+                vector_action_descriptions=("",) * len(BRANCHES),
+            ),
+            cls.num_areas * cls.agents_per_area,
+            max_step=MAX_STEP,
+            decision_interval=DECISION_INTERVAL,
+            reset_parameters=RESET_PARAMETERS,
             academy_max_steps=ACADEMY_MAX_STEPS,
-            training_configuration=EngineConfiguration(500, 500, 0, 15.0, -1),
-            inference_configuration=EngineConfiguration(1280, 720, 5, 1.0, 60),
+            training=EngineConfiguration(500, 500, 0, 15.0, -1),
         )
 
     def initialize(self) -> None:
@@ -456,10 +446,6 @@ class FoodCollector(Scene):
 
     def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
         return collect_good_food(self)[agents]
-
-    @classmethod
-    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
-        return PLAYER_KEYS if brain == cls.brain_name else None
 
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
         w = self.world

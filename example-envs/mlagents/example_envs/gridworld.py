@@ -14,12 +14,11 @@ row is the largest z. Actions (one branch of 5): 0 no-op, 1 up (z + 1), 2 down
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
 
 import numpy as np
 
 from .sdk.messages import DecisionBatch
-from .sdk.scene import AgentGroup, BrainSpec, CameraResolution, EngineConfiguration, Scene, SceneSpec
+from .sdk.scene import BrainSpec, CameraResolution, EngineConfiguration, Scene, SceneSpec, one_brain_spec
 
 BRAIN_NAME = "GridWorldLearning"
 IMAGE_SIZE = 84
@@ -119,6 +118,8 @@ class GridRenderer:
 class GridWorld(Scene):
     """GridWorld: brain ``GridWorldLearning``, one on-demand agent, camera-only observation."""
 
+    player_key_table = PLAYER_KEYS
+
     grid_size: int
     agent_cell: np.ndarray  # (2,) int64 (x, z)
     goal_cells: np.ndarray  # (numGoals, 2)
@@ -126,23 +127,14 @@ class GridWorld(Scene):
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return SceneSpec(
+        camera = CameraResolution(IMAGE_SIZE, IMAGE_SIZE, gray_scale=False)
+        return one_brain_spec(
+            BrainSpec(BRAIN_NAME, 0, "discrete", (5,), camera_resolutions=(camera,)),
+            max_step=MAX_STEP,
+            on_demand=True,
+            reset_parameters=RESET_PARAMETERS,
+            training=EngineConfiguration(84, 84, 0, 20.0, -1),
             academy_name="GridAcademy",
-            brains=[
-                BrainSpec(
-                    name=BRAIN_NAME,
-                    vector_observation_size=0,
-                    vector_action_space_type="discrete",
-                    vector_action_size=(5,),
-                    camera_resolutions=(CameraResolution(IMAGE_SIZE, IMAGE_SIZE, gray_scale=False),),
-                )
-            ],
-            agents=[
-                AgentGroup(brain=BRAIN_NAME, count=1, max_step=MAX_STEP, decision_interval=1, on_demand=True)
-            ],
-            reset_parameters=dict(RESET_PARAMETERS),
-            training_configuration=EngineConfiguration(84, 84, 0, 20.0, -1),
-            inference_configuration=EngineConfiguration(1280, 720, 5, 1.0, 60),
         )
 
     def initialize(self) -> None:
@@ -220,10 +212,6 @@ class GridWorld(Scene):
     def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
         images = batch.visual_observations[0]
         return np.array([[shortest_path_action(image, self.grid_size)] for image in images], dtype=np.float32)
-
-    @classmethod
-    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
-        return PLAYER_KEYS if brain == BRAIN_NAME else None
 
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
         if agents.size == 0:

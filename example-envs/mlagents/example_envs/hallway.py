@@ -27,8 +27,6 @@ reach them: they sit between the goal and the wall, and rays hit the goal first)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import mujoco
 import numpy as np
 
@@ -36,6 +34,7 @@ from .box_arena import (
     DEFAULT_FRICTION,
     EVENT_RELEASE,
     PLANAR_SLIDES,
+    PLAYER_KEYS,
     STATIC_COLLIDER,
     TIMESTEP,
     ContactRoles,
@@ -43,7 +42,6 @@ from .box_arena import (
     add_area_boxes,
     floor_friction,
     linear_drag_factor,
-    one_brain_spec,
     planar_model_xml,
     prism_geom,
     spin_friction,
@@ -52,7 +50,7 @@ from .box_arena import (
 )
 from .sdk.messages import DecisionBatch
 from .sdk.ray_perception import CastWorld, RayPerception
-from .sdk.scene import EngineConfiguration, Scene, SceneSpec
+from .sdk.scene import BrainSpec, EngineConfiguration, Scene, SceneSpec, one_brain_spec
 
 NUM_AGENTS = 16
 MAX_STEP = 3000
@@ -61,8 +59,6 @@ GRAVITY = 2.0 * 9.81  # HallwayAcademy: gravityMultiplier 2
 RUN_SPEED = 1.5  # m/s velocity change per physics step (academy agentRunSpeed)
 TURN_DEGREES = 150.0 * TIMESTEP  # 3 degrees per physics step
 STEP_PENALTY = -1.0 / MAX_STEP
-#: Player brain keys (branch 0): W forward, S backward, D turn right, A turn left.
-PLAYER_KEYS: dict[str, tuple[int, float]] = {"w": (0, 1), "s": (0, 2), "d": (0, 3), "a": (0, 4)}
 RIGHT_GOAL_REWARD = 1.0
 WRONG_GOAL_REWARD = -0.1
 AGENT_MASS = 25.0
@@ -211,6 +207,8 @@ class Hallway(Scene):
     """Hallway: brain ``HallwayLearning``, 16 agents, 36 x 3 observations, discrete [5].
     Agent ``i`` lives in hall ``i``; per-area arrays are indexed by agent."""
 
+    player_key_table = PLAYER_KEYS
+
     brain_name = "HallwayLearning"
     #: agents (= halls); VisualHallway has one
     num_agents = NUM_AGENTS
@@ -219,15 +217,13 @@ class Hallway(Scene):
     @classmethod
     def spec(cls) -> SceneSpec:
         return one_brain_spec(
-            cls.brain_name,
-            OBSERVATION_SIZE,
-            stacked=3,
-            num_actions=5,
-            num_agents=cls.num_agents,
+            BrainSpec(
+                cls.brain_name, OBSERVATION_SIZE, "discrete", (5,), 3, vector_action_descriptions=("",) * 5
+            ),
+            cls.num_agents,
             max_step=MAX_STEP,
             decision_interval=DECISION_INTERVAL,
-            reset_parameters={},
-            training_configuration=EngineConfiguration(128, 128, 0, 20.0, -1),
+            training=EngineConfiguration(128, 128, 0, 20.0, -1),
         )
 
     def initialize(self) -> None:
@@ -306,10 +302,6 @@ class Hallway(Scene):
 
     def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
         return shortest_path(self)[agents]
-
-    @classmethod
-    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
-        return PLAYER_KEYS if brain == cls.brain_name else None
 
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
         self.academy.add_reward(agents, STEP_PENALTY)

@@ -27,8 +27,6 @@ known for certain, this is the value of a missing material). MuJoCo has one fric
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import mujoco
 import numpy as np
 
@@ -36,6 +34,7 @@ from .box_arena import (
     DEFAULT_FRICTION,
     EVENT_RELEASE,
     PLANAR_SLIDES,
+    PLAYER_KEYS,
     STATIC_COLLIDER,
     TIMESTEP,
     ContactRoles,
@@ -44,7 +43,6 @@ from .box_arena import (
     body_ids,
     floor_friction,
     linear_drag_factor,
-    one_brain_spec,
     planar_model_xml,
     prism_geom,
     rectangles_overlap,
@@ -54,7 +52,7 @@ from .box_arena import (
 )
 from .sdk.messages import DecisionBatch
 from .sdk.ray_perception import CastWorld, RayPerception, yaw_rotate
-from .sdk.scene import EngineConfiguration, Scene, SceneSpec
+from .sdk.scene import BrainSpec, EngineConfiguration, Scene, SceneSpec, one_brain_spec
 
 NUM_AGENTS = 32
 MAX_STEP = 5000
@@ -65,8 +63,6 @@ STRAFE_SCALE = 0.75
 TURN_DEGREES = 200.0 * TIMESTEP  # 4 degrees per physics step
 STEP_PENALTY = -1.0 / MAX_STEP
 GOAL_REWARD = 5.0
-#: Player brain keys (branch 0): W forward, S backward, D turn right, A turn left.
-PLAYER_KEYS: dict[str, tuple[int, float]] = {"w": (0, 1), "s": (0, 2), "d": (0, 3), "a": (0, 4)}
 AGENT_MASS = 10.0
 AGENT_DRAG = 4.0
 BLOCK_MASS = 10.0
@@ -248,6 +244,8 @@ class PushBlock(Scene):
     """PushBlock: brain ``PushBlockLearning``, 32 agents, 70 x 3 observations, discrete [7].
     Agent ``i`` lives in area ``i``; per-area arrays are indexed by agent."""
 
+    player_key_table = PLAYER_KEYS
+
     brain_name = "PushBlockLearning"
     #: agents (= areas); VisualPushBlock has one
     num_agents = NUM_AGENTS
@@ -256,15 +254,14 @@ class PushBlock(Scene):
     @classmethod
     def spec(cls) -> SceneSpec:
         return one_brain_spec(
-            cls.brain_name,
-            OBSERVATION_SIZE,
-            stacked=3,
-            num_actions=7,
-            num_agents=cls.num_agents,
+            BrainSpec(
+                cls.brain_name, OBSERVATION_SIZE, "discrete", (7,), 3, vector_action_descriptions=("",) * 7
+            ),
+            cls.num_agents,
             max_step=MAX_STEP,
             decision_interval=DECISION_INTERVAL,
-            reset_parameters=dict(RESET_PARAMETERS),
-            training_configuration=EngineConfiguration(400, 300, 0, 15.0, 60),
+            reset_parameters=RESET_PARAMETERS,
+            training=EngineConfiguration(400, 300, 0, 15.0, 60),
         )
 
     def initialize(self) -> None:
@@ -358,10 +355,6 @@ class PushBlock(Scene):
 
     def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
         return push_toward_goal(self)[agents]
-
-    @classmethod
-    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
-        return PLAYER_KEYS if brain == cls.brain_name else None
 
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
         action = actions[:, 0].astype(np.int64)

@@ -19,15 +19,13 @@ Physics: see ``pyramids_physics``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 
 from .box_arena import (
+    PLAYER_KEYS,
     TIMESTEP,
     add_area_boxes,
     forward_vectors,
-    one_brain_spec,
     right_vectors,
     velocity_changes,
 )
@@ -45,11 +43,9 @@ from .pyramids_physics import (
 )
 from .pyramids_rays import ReachCastWorld, SweepPerception
 from .sdk.messages import DecisionBatch
-from .sdk.scene import EngineConfiguration, Scene, SceneSpec
+from .sdk.scene import BrainSpec, EngineConfiguration, Scene, SceneSpec, one_brain_spec
 
 BRAIN = "PyramidsLearning"
-#: Player brain keys (branch 0): W forward, S backward, D turn right, A turn left.
-PLAYER_KEYS: dict[str, tuple[int, float]] = {"w": (0, 1), "s": (0, 2), "d": (0, 3), "a": (0, 4)}
 NUM_AGENTS = 16
 MAX_STEP = 5000
 DECISION_INTERVAL = 5
@@ -80,6 +76,8 @@ class Pyramids(Scene):
     """Pyramids: brain ``PyramidsLearning``, 16 agents (one per area), 172 observations,
     discrete [5]. Per-area arrays are indexed by agent."""
 
+    player_key_table = PLAYER_KEYS
+
     brain_name = BRAIN
     #: agents (= areas); VisualPyramids has one
     num_agents = NUM_AGENTS
@@ -88,15 +86,13 @@ class Pyramids(Scene):
     @classmethod
     def spec(cls) -> SceneSpec:
         return one_brain_spec(
-            cls.brain_name,
-            OBSERVATION_SIZE,
-            stacked=1,
-            num_actions=5,
-            num_agents=cls.num_agents,
+            BrainSpec(
+                cls.brain_name, OBSERVATION_SIZE, "discrete", (5,), vector_action_descriptions=("",) * 5
+            ),
+            cls.num_agents,
             max_step=MAX_STEP,
             decision_interval=DECISION_INTERVAL,
-            reset_parameters={},
-            training_configuration=EngineConfiguration(80, 80, 1, 100.0, -1),
+            training=EngineConfiguration(80, 80, 1, 100.0, -1),
         )
 
     def initialize(self) -> None:
@@ -205,10 +201,6 @@ class Pyramids(Scene):
     # ---- step ----
     def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
         return switch_then_gold(self)[agents]
-
-    @classmethod
-    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
-        return PLAYER_KEYS if brain == cls.brain_name else None
 
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
         w = self.world

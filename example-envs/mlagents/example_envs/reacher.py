@@ -39,14 +39,12 @@ into the two segments' torques, plus gravity compensation).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import mujoco
 import numpy as np
 
 from .ball3d_physics import quaternion_multiply
 from .sdk.messages import DecisionBatch
-from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
+from .sdk.scene import BrainSpec, EngineConfiguration, Scene, SceneSpec, one_brain_spec
 
 BRAIN = "ReacherLearning"
 #: Player brain keys: Q/A, W/S, E/D, R/F push the four torques (indices 0..3) up/down.
@@ -261,24 +259,19 @@ class ReacherWorld:
 class Reacher(Scene):
     """Reacher: brain ``ReacherLearning``, 20 agents, 33 observations, continuous 4."""
 
+    player_key_table = PLAYER_KEYS
+
     world: ReacherWorld
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return SceneSpec(
-            academy_name="Academy",
-            brains=[
-                BrainSpec(
-                    name=BRAIN,
-                    vector_observation_size=OBSERVATION_SIZE,
-                    vector_action_space_type="continuous",
-                    vector_action_size=(4,),
-                )
-            ],
-            agents=[AgentGroup(BRAIN, NUM_AGENTS, max_step=MAX_STEP, decision_interval=DECISION_INTERVAL)],
-            reset_parameters=dict(RESET_PARAMETERS),
-            training_configuration=EngineConfiguration(80, 80, 0, 100.0, 60),
-            inference_configuration=EngineConfiguration(1280, 720, 5, 1.0, 60),
+        return one_brain_spec(
+            BrainSpec(BRAIN, OBSERVATION_SIZE, "continuous", (4,)),
+            NUM_AGENTS,
+            max_step=MAX_STEP,
+            decision_interval=DECISION_INTERVAL,
+            reset_parameters=RESET_PARAMETERS,
+            training=EngineConfiguration(80, 80, 0, 100.0, 60),
         )
 
     def initialize(self) -> None:
@@ -341,10 +334,6 @@ class Reacher(Scene):
 
     def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
         return reacher_heuristic(batch.vector_observations)
-
-    @classmethod
-    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
-        return PLAYER_KEYS if brain == BRAIN else None
 
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
         # the goal moves first (ReacherGoal's update comes from the agent's action)

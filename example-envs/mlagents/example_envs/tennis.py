@@ -24,12 +24,10 @@ degrees) and ``scale`` 1 (ball size; a serve puts it back to 1), read at agent r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 
 from .sdk.messages import DecisionBatch
-from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
+from .sdk.scene import BrainSpec, EngineConfiguration, Scene, SceneSpec, one_brain_spec
 from .tennis_physics import FLOOR_A, FLOOR_B, TennisWorld
 
 BRAIN = "TennisLearning"
@@ -57,26 +55,20 @@ RESET_PARAMETERS = {"gravity": 9.81, "angle": 55.0, "scale": 1.0}
 class Tennis(Scene):
     """Tennis: brain ``TennisLearning``, 36 agents (A, B per court), 8 x 3 observations, continuous 2."""
 
+    player_key_table = PLAYER_KEYS
+
     world: TennisWorld
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return SceneSpec(
-            academy_name="Academy",
-            brains=[
-                BrainSpec(
-                    name=BRAIN,
-                    vector_observation_size=OBSERVATION_SIZE,
-                    vector_action_space_type="continuous",
-                    vector_action_size=(2,),
-                    num_stacked_vector_observations=STACKED,
-                )
-            ],
-            agents=[AgentGroup(BRAIN, NUM_AGENTS, max_step=MAX_STEP, decision_interval=DECISION_INTERVAL)],
-            reset_parameters=dict(RESET_PARAMETERS),
+        return one_brain_spec(
+            BrainSpec(BRAIN, OBSERVATION_SIZE, "continuous", (2,), STACKED),
+            NUM_AGENTS,
+            max_step=MAX_STEP,
+            decision_interval=DECISION_INTERVAL,
+            reset_parameters=RESET_PARAMETERS,
             academy_max_steps=ACADEMY_MAX_STEPS,
-            training_configuration=EngineConfiguration(300, 200, 0, 100.0, 60),
-            inference_configuration=EngineConfiguration(1280, 720, 5, 1.0, 60),
+            training=EngineConfiguration(300, 200, 0, 100.0, 60),
         )
 
     def initialize(self) -> None:
@@ -137,10 +129,6 @@ class Tennis(Scene):
 
     def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
         return tennis_heuristic(batch.vector_observations)
-
-    @classmethod
-    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
-        return PLAYER_KEYS if brain == BRAIN else None
 
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
         a = np.clip(actions.astype(np.float64), -1.0, 1.0)

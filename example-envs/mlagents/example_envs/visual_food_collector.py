@@ -19,10 +19,11 @@ import numpy as np
 from .agent_view import (
     AGENT_BLUE,
     FAILURE_RED,
-    FLASH_STEPS,
     SUCCESS_GREEN,
     WALL_GREY,
     WHITE,
+    CameraOnly,
+    Flash,
     ViewModel,
     with_agent_camera,
 )
@@ -41,7 +42,7 @@ _HIDDEN = -1000.0
 _NORMAL, _FROZEN, _ATE_GOOD, _ATE_BAD = range(4)
 
 
-class VisualFoodCollector(FoodCollector):
+class VisualFoodCollector(CameraOnly, FoodCollector):
     """VisualFoodCollector: brain ``VisualBananaLearning``, 8 agents in 2 areas, one 84 x 84 RGB
     camera each."""
 
@@ -58,8 +59,8 @@ class VisualFoodCollector(FoodCollector):
     def initialize(self) -> None:
         super().initialize()
         n, w = self.num_agents, self.world
-        self.ate_steps = np.zeros(n, dtype=np.int64)
-        self.ate_good = np.zeros(n, dtype=bool)
+        #: each agent's look after eating (_ATE_GOOD or _ATE_BAD)
+        self.ate_flash = Flash(n)
         view = ViewModel("VisualFoodCollector", CLEAR_COLOUR, fovy=40.0, znear=0.3, zfar=1000.0)
         view.add_material("floor", WHITE)
         view.add_material("wall", WALL_GREY)
@@ -101,21 +102,16 @@ class VisualFoodCollector(FoodCollector):
         )
         self._camera_offset = view.model.cam_pos[self._camera_ids].copy()
 
-    def collect_observations(self, agents: np.ndarray) -> np.ndarray:
-        return np.zeros((len(agents), 0), dtype=np.float32)
-
     def food_eaten(self, agents: np.ndarray, good: np.ndarray) -> None:
-        self.ate_steps[agents] = FLASH_STEPS
-        self.ate_good[agents] = good
+        self.ate_flash.start(agents, np.where(good, _ATE_GOOD, _ATE_BAD))
 
     def physics_step(self) -> None:
-        np.subtract(self.ate_steps, 1, out=self.ate_steps, where=self.ate_steps > 0)
+        self.ate_flash.tick()
         super().physics_step()
 
     def agent_looks(self) -> np.ndarray:
         """How each agent is drawn: 0 normal, 1 frozen, 2 just ate good food, 3 just ate bad food."""
-        ate = np.where(self.ate_good, _ATE_GOOD, _ATE_BAD)
-        return np.where(self.frozen, _FROZEN, np.where(self.ate_steps > 0, ate, _NORMAL))
+        return np.where(self.frozen, _FROZEN, self.ate_flash.colours(idle=_NORMAL))
 
     def render(self, agents: np.ndarray, camera: int) -> np.ndarray:
         view, w = self.view, self.world

@@ -21,10 +21,11 @@ import numpy as np
 from .agent_view import (
     AGENT_BLUE,
     FAILURE_RED,
-    FLASH_STEPS,
     SUCCESS_GREEN,
     WALL_GREY,
     WHITE,
+    CameraOnly,
+    Flash,
     ViewModel,
     with_agent_camera,
 )
@@ -36,7 +37,7 @@ RED: tuple[float, float, float] = (0.76, 0.13, 0.20)
 CLEAR_COLOUR = (0.504, 0.600, 0.647)
 
 
-class VisualHallway(Hallway):
+class VisualHallway(CameraOnly, Hallway):
     """VisualHallway: brain ``VisualHallwayLearning``, one agent, one 84 x 84 RGB camera."""
 
     brain_name = "VisualHallwayLearning"
@@ -50,9 +51,8 @@ class VisualHallway(Hallway):
     def initialize(self) -> None:
         super().initialize()
         n = self.num_agents
-        #: physics steps the floor keeps its flash colour, and that colour's material per hall
-        self.flash_steps = np.zeros(n, dtype=np.int64)
-        self.flash_right = np.zeros(n, dtype=bool)
+        #: each hall's floor colour: 0 white, 1 green (right goal), 2 red (wrong goal)
+        self.floor_flash = Flash(n)
         view = ViewModel("VisualHallway", CLEAR_COLOUR, fovy=60.0, znear=0.1, zfar=5000.0)
         view.add_material("floor", WHITE)
         view.add_material("floor_right", SUCCESS_GREEN, emission=0.5)
@@ -85,22 +85,13 @@ class VisualHallway(Hallway):
             [view.material("floor"), view.material("floor_right"), view.material("floor_wrong")]
         )
 
-    def collect_observations(self, agents: np.ndarray) -> np.ndarray:
-        return np.zeros((len(agents), 0), dtype=np.float32)
-
     def goals_touched(self, right: np.ndarray, wrong: np.ndarray) -> None:
-        self.flash_steps[right] = FLASH_STEPS
-        self.flash_right[right] = True
-        self.flash_steps[wrong] = FLASH_STEPS
-        self.flash_right[wrong] = False
+        self.floor_flash.start(right, 1)
+        self.floor_flash.start(wrong, 2)
 
     def physics_step(self) -> None:
-        np.subtract(self.flash_steps, 1, out=self.flash_steps, where=self.flash_steps > 0)
+        self.floor_flash.tick()
         super().physics_step()
-
-    def floor_colours(self) -> np.ndarray:
-        """Index of each hall's floor colour: 0 white, 1 green (right goal), 2 red (wrong goal)."""
-        return np.where(self.flash_steps > 0, np.where(self.flash_right, 1, 2), 0)
 
     def render(self, agents: np.ndarray, camera: int) -> np.ndarray:
         view, w = self.view, self.world
@@ -111,5 +102,5 @@ class VisualHallway(Hallway):
         view.place(self._orange_block_mocap, self.orange_block)
         view.place(self._red_block_mocap, self.red_block)
         assert view.model is not None
-        view.model.geom_matid[self._floor_geoms] = self._floor_materials[self.floor_colours()]
+        view.model.geom_matid[self._floor_geoms] = self._floor_materials[self.floor_flash.colours()]
         return view.render(agents.tolist())

@@ -19,10 +19,11 @@ import numpy as np
 
 from .agent_view import (
     AGENT_BLUE,
-    FLASH_STEPS,
     SUCCESS_GREEN,
     WALL_GREY,
     WHITE,
+    CameraOnly,
+    Flash,
     ViewModel,
     with_agent_camera,
 )
@@ -33,7 +34,7 @@ ORANGE = (0.85, 0.54, 0.0)
 CLEAR_COLOUR = (0.243, 0.457, 0.792)
 
 
-class VisualPushBlock(PushBlock):
+class VisualPushBlock(CameraOnly, PushBlock):
     """VisualPushBlock: brain ``VisualPushBlockLearning``, one agent, one 84 x 84 RGB camera."""
 
     brain_name = "VisualPushBlockLearning"
@@ -47,7 +48,8 @@ class VisualPushBlock(PushBlock):
     def initialize(self) -> None:
         super().initialize()
         n = self.num_agents
-        self.flash_steps = np.zeros(n, dtype=np.int64)
+        #: each area's floor colour: 0 white, 1 green (after a goal)
+        self.floor_flash = Flash(n)
         view = ViewModel("VisualPushBlock", CLEAR_COLOUR, fovy=60.0, znear=0.3, zfar=1000.0)
         view.add_material("floor", WHITE)
         view.add_material("floor_goal", SUCCESS_GREEN, emission=0.5)
@@ -69,14 +71,11 @@ class VisualPushBlock(PushBlock):
         self._block_geoms = np.array([view.geom(f"block{i}_0") for i in range(n)])
         self._floor_materials = np.array([view.material("floor"), view.material("floor_goal")])
 
-    def collect_observations(self, agents: np.ndarray) -> np.ndarray:
-        return np.zeros((len(agents), 0), dtype=np.float32)
-
     def goal_scored(self, agents: np.ndarray) -> None:
-        self.flash_steps[agents] = FLASH_STEPS
+        self.floor_flash.start(agents)
 
     def physics_step(self) -> None:
-        np.subtract(self.flash_steps, 1, out=self.flash_steps, where=self.flash_steps > 0)
+        self.floor_flash.tick()
         super().physics_step()
 
     def render(self, agents: np.ndarray, camera: int) -> np.ndarray:
@@ -88,7 +87,5 @@ class VisualPushBlock(PushBlock):
         # block_scale: the block's width and depth (MuJoCo x and y half sizes)
         view.model.geom_size[self._block_geoms, 0] = w.block_halves[:, 0]
         view.model.geom_size[self._block_geoms, 1] = w.block_halves[:, 1]
-        view.model.geom_matid[self._floor_geoms] = self._floor_materials[
-            (self.flash_steps > 0).astype(np.int64)
-        ]
+        view.model.geom_matid[self._floor_geoms] = self._floor_materials[self.floor_flash.colours()]
         return view.render(agents.tolist())

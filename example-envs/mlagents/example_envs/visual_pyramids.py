@@ -21,6 +21,7 @@ from .agent_view import (
     FAILURE_RED,
     SUCCESS_GREEN,
     WALL_GREY,
+    CameraOnly,
     ViewModel,
     with_agent_camera,
 )
@@ -39,7 +40,7 @@ SWITCH_BUTTON = ((0.0, 0.5, 0.0), (1.0, 0.5, 1.0))
 _HIDDEN = -1000.0
 
 
-class VisualPyramids(Pyramids):
+class VisualPyramids(CameraOnly, Pyramids):
     """VisualPyramids: brain ``VisualPyramidsLearning``, one agent, one 84 x 84 RGB camera."""
 
     brain_name = "VisualPyramidsLearning"
@@ -91,9 +92,6 @@ class VisualPyramids(Pyramids):
         self.view = view
         self._button_geoms = np.array([view.geom(f"switch{i}_1") for i in range(n)])
         self._button_materials = np.array([view.material("button_off"), view.material("button_on")])
-
-    def collect_observations(self, agents: np.ndarray) -> np.ndarray:
-        return np.zeros((len(agents), 0), dtype=np.float32)
 
     def render(self, agents: np.ndarray, camera: int) -> np.ndarray:
         view, w = self.view, self.world

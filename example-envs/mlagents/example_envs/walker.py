@@ -24,13 +24,11 @@ the floor) at rest, the torso masses from the reset parameters.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 
 from .articulated import end_all_after_instability
 from .sdk.messages import DecisionBatch
-from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
+from .sdk.scene import BrainSpec, EngineConfiguration, Scene, SceneSpec, one_brain_spec
 from .walker_body import FEET_CLEARANCE, PART_INDEX, PARTS
 from .walker_world import WalkerWorld
 
@@ -74,25 +72,19 @@ def spawn_height() -> float:
 class Walker(Scene):
     """Walker: brain ``WalkerLearning``, 11 agents, 212 x 5 observations, continuous 39."""
 
+    player_key_table = PLAYER_KEYS
+
     world: WalkerWorld
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return SceneSpec(
-            academy_name="Academy",
-            brains=[
-                BrainSpec(
-                    name=BRAIN,
-                    vector_observation_size=OBSERVATION_SIZE,
-                    vector_action_space_type="continuous",
-                    vector_action_size=(ACTION_SIZE,),
-                    num_stacked_vector_observations=STACK,
-                )
-            ],
-            agents=[AgentGroup(BRAIN, NUM_AGENTS, max_step=MAX_STEP, decision_interval=DECISION_INTERVAL)],
-            reset_parameters=dict(RESET_PARAMETERS),
-            training_configuration=EngineConfiguration(80, 80, 1, 25.0, -1),
-            inference_configuration=EngineConfiguration(1280, 720, 5, 1.0, 60),
+        return one_brain_spec(
+            BrainSpec(BRAIN, OBSERVATION_SIZE, "continuous", (ACTION_SIZE,), STACK),
+            NUM_AGENTS,
+            max_step=MAX_STEP,
+            decision_interval=DECISION_INTERVAL,
+            reset_parameters=RESET_PARAMETERS,
+            training=EngineConfiguration(80, 80, 1, 25.0, -1),
         )
 
     def initialize(self) -> None:
@@ -172,10 +164,6 @@ class Walker(Scene):
         if fallen.size:
             self.academy.set_reward(fallen, -1.0)
             self.academy.done(fallen)
-
-    @classmethod
-    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
-        return PLAYER_KEYS if brain == BRAIN else None
 
     def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
         return walker_heuristic(batch.vector_observations)

@@ -7,17 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import mujoco
 import numpy as np
 
-from .articulated import (
-    AppliedActions,
-    InstabilityWatch,
-    com_velocities,
-    geom_owners,
-    mark_ground_contacts,
-    step_contact_pairs,
-)
+from .articulated import ArticulatedWorld, com_velocities
 from .walker_body import (
     DAMPER,
     INITIAL_DAMPER,
@@ -48,13 +40,12 @@ _HINGE_PART = np.array([PART_INDEX[p] for p, _ in HINGE_LIST])
 _STRENGTH_PART = np.array([PART_INDEX[p] for p in STRENGTH_ACTIONS])
 
 
-class WalkerWorld:
+class WalkerWorld(ArticulatedWorld):
     """``hips``: spawn positions of the walkers' hips ``(n, 3)``, Unity axes; ``floor_top``: the
     floor's height."""
 
     def __init__(self, hips: Sequence[np.ndarray], floor_top: float) -> None:
         n = len(hips)
-        self.n = n
         xml = (
             '<mujoco model="Walker">'
             f'<option timestep="{TIMESTEP / SUBSTEPS:.8g}" integrator="implicitfast" gravity="0 0 -9.81"/>'
@@ -67,14 +58,9 @@ class WalkerWorld:
             + "".join(actuators_xml(i) for i in range(n))
             + "</actuator></mujoco>"
         )
-        self.model = m = mujoco.MjModel.from_xml_string(xml)
-        self.data = mujoco.MjData(m)
-        self.parts = np.array(
-            [
-                [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, f"{p.name}_{i}") for p in PARTS]
-                for i in range(n)
-            ]
-        )
+        part_names = [[f"{p.name}_{i}" for p in PARTS] for i in range(n)]
+        super().__init__(xml, part_names, len(TARGET_ACTIONS) + len(STRENGTH_ACTIONS), SUBSTEPS)
+        m = self.model
         nq, nv = 7 + NUM_HINGES, 6 + NUM_HINGES
         self._qpos = self.data.qpos.reshape(n, nq)
         self._qvel = self.data.qvel.reshape(n, nv)
@@ -82,21 +68,8 @@ class WalkerWorld:
         self._force = m.actuator_forcerange.reshape(n, NUM_HINGES, 2)
         self._damping = m.dof_damping.reshape(n, nv)[:, 6:]
         self._damping[:] = INITIAL_DAMPER
-        self.ground = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, "ground")
-        # flat (walker x part) index of each walker geom, -1 elsewhere: one scatter marks contacts
-        self._geom_flat = geom_owners(m, self.parts)[2]
-        self.qpos0 = self.data.qpos.copy()
         self._mass0 = m.body_mass.copy()
         self._inertia0 = m.body_inertia.copy()
-        self.norm_targets = np.zeros((n, NUM_PARTS, 3), dtype=np.float32)
-        self.strengths = np.zeros((n, NUM_PARTS), dtype=np.float32)
-        self.touching_ground = np.zeros((n, NUM_PARTS), dtype=bool)
-        self._tree_roots = m.body_rootid[self.parts]
-        self._applied = AppliedActions(n, len(TARGET_ACTIONS) + len(STRENGTH_ACTIONS))
-        self._instability = InstabilityWatch(self.data, self._applied)
-        #: whether MuJoCo reset the simulation as unstable during the last step (every body back at
-        #: its spawn pose at rest, controls lost); the scene then ends every agent's episode
-        self.unstable = False
         self._update_frames()
 
     # ------------------------------------------------------------ state, Unity axes
@@ -168,9 +141,6 @@ class WalkerWorld:
             self.model.body_inertia[bodies] = self._inertia0[bodies] * ratio[:, None]
         # (the dynamics read masses and inertias at every step; nothing derived needs refreshing)
 
-    def set_gravity(self, gravity: float) -> None:
-        self.model.opt.gravity[:] = (0.0, 0.0, -gravity)
-
     def reset_bodies(self, agents: np.ndarray) -> None:
         """Teleport the walkers of ``agents`` back to their spawn pose at rest, contact flags cleared."""
         self._qpos[agents] = self.qpos0.reshape(self.n, -1)[agents]
@@ -180,17 +150,4 @@ class WalkerWorld:
 
     def step(self) -> np.ndarray:
         """One physics step; returns which parts started touching the ground ``(n, 16)``."""
-        ground = np.zeros((self.n, NUM_PARTS), dtype=bool)
-        pairs = step_contact_pairs(self.model, self.data, SUBSTEPS)
-        self.unstable = self._instability.reset_since_last()
-        if pairs is not None:  # contacts of every substep count
-            mark_ground_contacts(pairs, self.ground, self._geom_flat, ground)
-        self._update_frames()
-        started = ground & ~self.touching_ground
-        self.touching_ground = ground
-        return started
-
-    def _update_frames(self) -> None:
-        mujoco.mj_kinematics(self.model, self.data)
-        mujoco.mj_comPos(self.model, self.data)
-        mujoco.mj_comVel(self.model, self.data)
+        return self._step_ground()[1]

@@ -19,8 +19,6 @@ agent or the block leaves the platform. The dynamics run in :class:`WallJumpWorl
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 
 from .sdk.messages import DecisionBatch
@@ -108,6 +106,8 @@ def move_towards(current: np.ndarray, target: np.ndarray, max_delta: float) -> n
 
 class WallJump(Scene):
     """WallJump: brains ``SmallWallJumpLearning`` and ``BigWallJumpLearning`` shared by 24 agents."""
+
+    player_key_table = PLAYER_KEYS
 
     world: WallJumpWorld
 
@@ -255,10 +255,6 @@ class WallJump(Scene):
 
     def heuristic(self, brain: str, agents: np.ndarray, batch: DecisionBatch) -> np.ndarray:
         return jump_sequence(self.world, agents)
-
-    @classmethod
-    def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
-        return PLAYER_KEYS if brain in (SMALL_BRAIN, BIG_BRAIN) else None
 
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
         # The Academy calls this brain by brain; WallJumpAgent.AgentAction only touches its own area

@@ -47,12 +47,20 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from .messages import DecisionBatch
-from .specs import AgentGroup, BrainSpec, CameraResolution, EngineConfiguration, SceneSpec, SpaceType
+from .specs import (
+    AgentGroup,
+    BrainSpec,
+    CameraResolution,
+    EngineConfiguration,
+    SceneSpec,
+    SpaceType,
+    one_brain_spec,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .academy import Academy
@@ -68,6 +76,7 @@ __all__ = [
     "Scene",
     "SceneSpec",
     "SpaceType",
+    "one_brain_spec",
 ]
 
 
@@ -88,6 +97,9 @@ class Scene(ABC):
     #: True when the scene's state is sized by ``academy.num_agents``, so that a build can run
     #: extra agents (the ``--teacher`` option copies a brain's agents for a teacher brain).
     supports_extra_agents: bool = False
+    #: the ``player`` brain type's key table of each of the scene's brains (see :meth:`player_keys`);
+    #: None: the scene has no player brain, or overrides :meth:`player_keys`
+    player_key_table: ClassVar[Mapping[str, tuple[int, float]] | None] = None
 
     @classmethod
     @abstractmethod
@@ -153,5 +165,8 @@ class Scene(ABC):
     @classmethod
     def player_keys(cls, brain: str) -> Mapping[str, tuple[int, float]] | None:
         """The ``player`` brain type's key table of ``brain``: key name -> (index, value), where
-        index is the action index (continuous) or the branch (discrete). None: no player brain."""
-        return None
+        index is the action index (continuous) or the branch (discrete). None: no player brain.
+        Default: :attr:`player_key_table` for every brain the scene declares."""
+        if cls.player_key_table is None or all(b.name != brain for b in cls.spec().brains):
+            return None
+        return cls.player_key_table

@@ -7,10 +7,19 @@ brain types and the model runtime. A scene returns a :class:`SceneSpec` from ``S
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["AgentGroup", "BrainSpec", "CameraResolution", "EngineConfiguration", "SceneSpec", "SpaceType"]
+__all__ = [
+    "AgentGroup",
+    "BrainSpec",
+    "CameraResolution",
+    "EngineConfiguration",
+    "SceneSpec",
+    "SpaceType",
+    "one_brain_spec",
+]
 
 SpaceType = Literal["discrete", "continuous"]
 
@@ -80,6 +89,10 @@ class EngineConfiguration:
     target_frame_rate: int = -1
 
 
+#: Unity's default inference configuration (1280 x 720, quality 5, time scale 1, 60 frames/s)
+UNITY_INFERENCE_CONFIGURATION = EngineConfiguration(1280, 720, 5, 1.0, 60)
+
+
 @dataclass
 class SceneSpec:
     """Static description of a scene, read once by the Academy."""
@@ -89,7 +102,36 @@ class SceneSpec:
     agents: list[AgentGroup]
     reset_parameters: dict[str, float] = field(default_factory=dict)
     academy_max_steps: int = 0
-    training_configuration: EngineConfiguration = field(default_factory=EngineConfiguration)
-    inference_configuration: EngineConfiguration = field(
-        default_factory=lambda: EngineConfiguration(1280, 720, 5, 1.0, 60)
+    training_configuration: EngineConfiguration = EngineConfiguration()
+    inference_configuration: EngineConfiguration = UNITY_INFERENCE_CONFIGURATION
+
+
+def one_brain_spec(
+    brain: BrainSpec,
+    agents: int = 1,
+    *,
+    max_step: int = 0,
+    decision_interval: int = 1,
+    on_demand: bool = False,
+    reset_parameters: Mapping[str, float] | None = None,
+    academy_max_steps: int = 0,
+    training: EngineConfiguration | None = None,
+    inference: EngineConfiguration = UNITY_INFERENCE_CONFIGURATION,
+    academy_name: str = "Academy",
+) -> SceneSpec:
+    """The SceneSpec of a scene with one brain driven by one group of ``agents`` agents (see
+    :class:`AgentGroup` for ``max_step``, ``decision_interval`` and ``on_demand``).
+
+    :param reset_parameters: the defaults (copied; None: the scene has none).
+    :param training: the training configuration (None: :class:`EngineConfiguration`'s defaults).
+    :param inference: the inference configuration (default: Unity's).
+    """
+    return SceneSpec(
+        academy_name=academy_name,
+        brains=[brain],
+        agents=[AgentGroup(brain.name, agents, max_step, decision_interval, on_demand)],
+        reset_parameters=dict(reset_parameters or {}),
+        academy_max_steps=academy_max_steps,
+        training_configuration=training or EngineConfiguration(),
+        inference_configuration=inference,
     )
