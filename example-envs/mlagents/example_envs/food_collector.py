@@ -512,16 +512,18 @@ class FoodCollector(Scene):
 
 
 def collect_good_food(scene: FoodCollector) -> np.ndarray:
-    """A scripted decision for all 20 agents, float32 ``(20, 4)``: head for the nearest good
+    """A scripted decision for every agent of the scene (20 in FoodCollector, 8 in
+    VisualFoodCollector), float32 ``(agents, 4)``: head for the nearest good
     food of the area whose straight path passes no bad food, preferring food no team-mate is
     closer to; turn while it is more than 15 degrees off the heading, move forward while it is
     less than 60 degrees off. Never fires the laser."""
     w = scene.world
     pos, yaw = w.agent_positions, w.agent_yaws
     food = w.food_positions
-    actions = np.zeros((NUM_AGENTS, 4), dtype=np.float32)
-    for area in range(NUM_AREAS):
-        members = np.arange(area * AGENTS_PER_AREA, (area + 1) * AGENTS_PER_AREA)
+    per_area = scene.agents_per_area
+    actions = np.zeros((scene.num_areas * per_area, 4), dtype=np.float32)
+    for area in range(scene.num_areas):
+        members = np.arange(area * per_area, (area + 1) * per_area)
         ids = np.arange(area * FOOD_PER_AREA, (area + 1) * FOOD_PER_AREA)
         good = ids[w.food_good[ids]]
         bad = ids[~w.food_good[ids]]

@@ -21,7 +21,9 @@ import numpy as np
 import pytest
 
 from mlagents.example_envs import example_names
+from mlagents.example_envs.sdk.brains import BrainSettings
 from mlagents.example_envs.sdk.catalogue import find_scene, registered_scenes
+from mlagents.example_envs.sdk.heuristic import HEURISTIC
 from mlagents.example_envs.sdk.local import LocalEnvironment
 from mlagents.example_envs.tests.example_table import EXAMPLES, Example, Play
 from mlagents.example_envs.tests.playing import (
@@ -221,3 +223,29 @@ def test_scripted_decision_reaches_the_benchmark(example: Example) -> None:
 def test_random_policy_stays_far_below_the_benchmark(example: Example) -> None:
     assert example.random is not None
     example.random.check(*_play(example, example.random))
+
+
+@pytest.mark.parametrize("example", cases(always_slow=True, renders=True))
+def test_every_scripted_brain_plays(example: Example) -> None:
+    """Every brain for which the scene has a scripted decision can be played by it (the builds'
+    ``--brain-type <brain>=heuristic``) with every agent of the scene: the scene runs 30 steps with
+    Python deciding nothing, and the decisions it broadcasts are the heuristic's."""
+    scene = find_scene(example.name)
+    scripted = [name for name in example.brain_names if scene.has_heuristic(name)]
+    if not scripted:
+        pytest.skip(f"{example.name} has no scripted decision")
+    settings = BrainSettings(kinds={name: (HEURISTIC, None) for name in scripted}, broadcast=set(scripted))
+    env = LocalEnvironment(example.name, seed=3, brain_settings=settings)
+    try:
+        external = [name for name in env.brains if name not in scripted]
+        rng = np.random.default_rng(3)
+        batches = env.reset()
+        for _ in range(30):
+            batches = env.step(
+                random_actions(env, {name: len(batches[name].agents) for name in external}, rng)
+            )
+        for name in scripted:
+            assert len(batches[name].agents) > 0
+            assert np.isfinite(np.asarray(batches[name].previous_vector_actions, dtype=np.float64)).all()
+    finally:
+        env.close()
