@@ -55,10 +55,12 @@ import numpy as np
 import yaml
 
 from mlagents.example_envs.ports import find_free_port_range
-
-# the summary readers of the learning tests
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ml-agents" / "mlagents" / "trainers" / "tests"))
-from reward_windows import read_windows, rise, summary_lines, trend
+from mlagents.trainers.tests.reward_windows import (  # the learning tests' readers
+    read_windows,
+    rise,
+    summary_lines,
+    trend,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "config" / "trainer_config.yaml"

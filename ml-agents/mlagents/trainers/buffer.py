@@ -21,8 +21,8 @@ Example::
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
-from typing import IO, Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import IO
 
 import numpy as np
 
@@ -31,36 +31,54 @@ from mlagents.envs.brain import BrainInfo
 from mlagents.trainers.agent_ids import AgentId
 from mlagents.trainers.exception import BufferException
 
-__all__ = ["AgentBufferField", "AgentBuffer", "Buffer", "BufferException", "MiniBatch"]
+__all__ = [
+    "AgentBufferField",
+    "AgentBuffer",
+    "Buffer",
+    "BufferException",
+    "Columns",
+    "MiniBatch",
+    "StepValue",
+]
 
 MiniBatch = dict[str, np.ndarray]
 """Steps taken from an update buffer for one gradient step: field name -> array of the n steps."""
 
 
-class AgentBufferField(list):
+StepValue = np.ndarray | np.generic | float
+"""One step's value of a field: an array (observations, actions, memories) or a scalar (reward,
+done flag, value estimate); ``int`` and ``bool`` are accepted where ``float`` is."""
+
+
+Columns = dict[str, Sequence[StepValue] | np.ndarray]
+"""One step of several agents: field name -> one value per agent (an array of shape (n, ...) or a
+sequence of n values), see :meth:`AgentBuffer.append_rows`."""
+
+
+class AgentBufferField(list[StepValue]):
     """The values of one field, one numpy array (or scalar) per step, oldest first.
 
     :ivar padding_value: multiplier of the last element used to pad incomplete sequences; set by the
         most recent :meth:`append` (0 by default).
     """
 
-    def __init__(self, *args: Any) -> None:
+    def __init__(self, *args: Iterable[StepValue]) -> None:
         super().__init__(*args)
         self.padding_value: float = 0
 
     def __str__(self) -> str:
         return str(np.array(self).shape)
 
-    def append(self, element: Any, padding_value: float = 0) -> None:
+    def append(self, element: StepValue, padding_value: float = 0) -> None:
         """Add one step's value and remember ``padding_value`` for later sequence padding."""
         super().append(element)
         self.padding_value = padding_value
 
-    def extend(self, data: Any) -> None:
+    def extend(self, data: Iterable[StepValue]) -> None:
         """Add several steps: every row of ``data`` (an array of shape (n, ...) or a sequence)."""
         super().extend(list(data))
 
-    def set(self, data: Any) -> None:
+    def set(self, data: Iterable[StepValue]) -> None:
         """Replace the content with the rows of ``data``."""
         self[:] = list(data)
 
@@ -243,7 +261,7 @@ class Buffer(dict):
     def append_rows(
         self,
         agent_ids: Sequence[AgentId],
-        columns: Mapping[str, Sequence[Any]],
+        columns: Mapping[str, Sequence[StepValue] | np.ndarray],
         padding_values: Mapping[str, float] | None = None,
     ) -> None:
         """Append one step to several trajectories: row j of every column goes to agent ``agent_ids[j]``.

@@ -18,11 +18,14 @@ import os
 import subprocess
 import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from mlagents.trainers.exception import TrainerError
+
+if TYPE_CHECKING:
+    from mlagents.trainers.trainer import Trainer
 
 __all__ = ["CheckpointVideos", "VideoSetupError", "example_name"]
 
@@ -72,7 +75,7 @@ class CheckpointVideos:
     def __init__(
         self,
         example: str,
-        trainers: Mapping[str, Any],
+        trainers: Mapping[str, Trainer],
         model_path: str,
         every: int,
         episode_steps: int = 300,

@@ -25,7 +25,7 @@ from mlagents.trainers.exception import CurriculumError
 LOGGER = logging.getLogger("mlagents.trainers")
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 

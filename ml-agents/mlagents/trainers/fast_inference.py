@@ -34,7 +34,7 @@ import numpy as np
 import tensorflow as tf
 
 from mlagents.envs.blas_threads import use_single_blas_thread
-from mlagents.trainers.layers import branch_bounds
+from mlagents.trainers.layers import MASK_EPSILON, branch_bounds
 from mlagents.trainers.models import ACTION_CLIP, LearningModel
 
 __all__ = ["NumpyPolicyNetwork", "unsupported_reason"]
@@ -43,7 +43,7 @@ LOGGER = logging.getLogger("mlagents.trainers")
 
 _HALF_LOG_2PI = np.float32(0.5 * math.log(2.0 * math.pi))
 _LOG_2PI_E = np.float32(math.log(2.0 * math.pi * math.e))
-_EPSILON = np.float32(1.0e-7)
+_EPSILON = np.float32(MASK_EPSILON)
 _ACTION_CLIP = np.float32(ACTION_CLIP)
 
 

@@ -25,7 +25,13 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from mlagents.trainers.export.network import ConvWeights, DenseWeights, LSTMWeights, NormalizerState
+from mlagents.trainers.export.network import (
+    MASK_EPSILON,
+    ConvWeights,
+    DenseWeights,
+    LSTMWeights,
+    NormalizerState,
+)
 
 __all__ = [
     "Initializer",
@@ -37,6 +43,7 @@ __all__ = [
     "recording_normalizer_reads",
     "swish",
     "masked_log_probs",
+    "MASK_EPSILON",
 ]
 
 
@@ -343,8 +350,8 @@ def branch_bounds(act_size: Sequence[int]) -> tuple[tuple[int, int], ...]:
 
 
 def masked_log_probs(logits: tf.Tensor, masks: tf.Tensor, act_size: Sequence[int]) -> list[tf.Tensor]:
-    """The discrete masking layer, per branch k: ``log(p / sum(p) + 1e-7)`` with
-    ``p = (softmax(logits_k) + 1e-7) * mask_k``.
+    """The discrete masking layer, per branch k: ``log(p / sum(p) + ε)`` with
+    ``p = (softmax(logits_k) + ε) * mask_k``, ε = ``MASK_EPSILON`` (1e-7).
 
     :param logits: (n, sum(act_size)) raw branch logits, concatenated.
     :param masks: (n, sum(act_size)), 1 allowed / 0 masked.
@@ -355,8 +362,8 @@ def masked_log_probs(logits: tf.Tensor, masks: tf.Tensor, act_size: Sequence[int
     for size in act_size:
         branch_logits = logits[:, start : start + size]
         branch_mask = masks[:, start : start + size]
-        probs = (tf.nn.softmax(branch_logits) + 1.0e-7) * branch_mask
+        probs = (tf.nn.softmax(branch_logits) + MASK_EPSILON) * branch_mask
         probs = probs / tf.reduce_sum(probs, axis=1, keepdims=True)
-        out.append(tf.math.log(probs + 1.0e-7))
+        out.append(tf.math.log(probs + MASK_EPSILON))
         start += size
     return out

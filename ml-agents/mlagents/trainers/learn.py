@@ -35,7 +35,8 @@ import signal
 import sys
 import traceback
 from collections.abc import Callable, Mapping
-from typing import Any
+from types import FrameType
+from typing import Any, Protocol
 
 import numpy as np
 from docopt import docopt
@@ -64,6 +65,14 @@ __all__ = [
 ]
 
 LOGGER = logging.getLogger("mlagents.trainers")
+
+
+class SupportsPut(Protocol):
+    """Where :func:`run_training` reports that training starts: a ``multiprocessing`` or
+    ``queue.Queue``."""
+
+    def put(self, obj: bool, /) -> None: ...
+
 
 USAGE = """
 Usage:
@@ -314,7 +323,9 @@ def create_env_manager(run: RunOptions, env_factory: Callable[..., BaseUnityEnvi
 # ---------------------------------------------------------------------------------------- one run
 
 
-def run_training(sub_id: int, run_seed: int, options: RunOptions | Mapping[str, Any], queue: Any) -> None:
+def run_training(
+    sub_id: int, run_seed: int, options: RunOptions | Mapping[str, Any], queue: SupportsPut
+) -> None:
     """Perform training run ``sub_id`` (``models/<run-id>-<sub_id>``) with ``run_seed``.
 
     The trainer configuration, the sampler file and the curricula are read and checked before the
@@ -418,7 +429,7 @@ def run_training(sub_id: int, run_seed: int, options: RunOptions | Mapping[str, 
     tc.start_learning(env)
 
 
-def _run_training_in_child(sub_id: int, run_seed: int, options: RunOptions, queue: Any) -> None:
+def _run_training_in_child(sub_id: int, run_seed: int, options: RunOptions, queue: SupportsPut) -> None:
     """Process target of one of several runs: a user error ends the child with one line and status 1."""
     _configure_logging(options.debug)
     signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
@@ -571,7 +582,7 @@ def _join_all(processes: list[multiprocessing.process.BaseProcess], patience: bo
                 patience = True
 
 
-def _interrupt_on_sigterm(signum: int, frame: Any) -> None:
+def _interrupt_on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 

@@ -24,7 +24,7 @@ import numpy.typing as npt
 from mlagents.envs.action_info import ActionInfoOutputs
 from mlagents.envs.brain import AllBrainInfo, BrainInfo, BrainParameters
 from mlagents.trainers.agent_ids import AgentId, agent_ids
-from mlagents.trainers.buffer import Buffer
+from mlagents.trainers.buffer import Buffer, Columns
 from mlagents.trainers.components.reward_signals import RewardSignalResult
 from mlagents.trainers.settings import TrainerSettings
 from mlagents.trainers.trainer import CUMULATIVE_REWARD_TAG, EPISODE_LENGTH_TAG, Trainer
@@ -248,7 +248,7 @@ class RLTrainer(Trainer):
 
     def experience_columns(
         self, stored_info: BrainInfo, next_info: BrainInfo, stored_idx: Rows, next_idx: Rows
-    ) -> dict[str, Any]:
+    ) -> Columns:
         """The observation part of one step for n agents: field name -> n values.
 
         :param stored_info: the BrainInfo in which the agents decided.
@@ -262,7 +262,7 @@ class RLTrainer(Trainer):
             has previous actions.
         """
         policy = self.policy
-        columns: dict[str, Any] = {}
+        columns: Columns = {}
         for i in range(policy.vis_obs_size):
             camera, next_camera = stored_info.visual_observations[i], next_info.visual_observations[i]
             columns[f"visual_obs{i}"] = (
@@ -285,7 +285,7 @@ class RLTrainer(Trainer):
             columns["prev_action"] = take_rows(stored_info.previous_vector_actions, stored_idx)
         return columns
 
-    def policy_output_columns(self, take_action_outputs: dict[str, Any], agent_idx: Rows) -> dict[str, Any]:
+    def policy_output_columns(self, take_action_outputs: dict[str, Any], agent_idx: Rows) -> Columns:
         """What the trainer keeps of the policy's outputs for the agents at rows ``agent_idx`` of the
         decision (None: all, in order): field name -> one value per agent."""
         raise NotImplementedError
@@ -296,11 +296,11 @@ class RLTrainer(Trainer):
         values: dict[str, np.ndarray],
         agent_idx: Rows,
         agent_next_idx: Rows,
-    ) -> dict[str, Any]:
+    ) -> Columns:
         """Each signal's scaled reward (``{name}_rewards``, rows ``agent_next_idx`` of the results) and
         the value estimate of its head (``{name}_value_estimates``, rows ``agent_idx`` of ``values``),
         as floats (None: all rows, in order)."""
-        columns: dict[str, Any] = {}
+        columns: Columns = {}
         for name, result in rewards_out.items():
             rewards = np.asarray(result.scaled_reward, dtype=np.float64).reshape(-1)
             columns[f"{name}_rewards"] = take_rows(rewards, agent_next_idx).tolist()

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mlagents.trainers.export import export_model
 from mlagents.trainers.export.barracuda import convert_model
+
+if TYPE_CHECKING:
+    from mlagents.trainers.tf_policy import TFPolicy
 
 __all__ = ["convert_model", "export_policy"]
 
 _EXTENSION = ".nn"
 
 
-def export_policy(policy: Any, target_file: str) -> str:
+def export_policy(policy: TFPolicy, target_file: str) -> str:
     """Write the network of ``policy`` (a TFPolicy) to ``target_file``, a ``.nn`` path; returns it.
 
     :raises ValueError: ``target_file`` does not end with ``.nn``.

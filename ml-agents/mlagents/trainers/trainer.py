@@ -118,7 +118,7 @@ class Trainer:
                 )
 
     @staticmethod
-    def dict_to_str(param_dict: Any, num_tabs: int) -> str:
+    def dict_to_str(param_dict: object, num_tabs: int) -> str:
         """Render hyper-parameters one ``\\tkey:\\tvalue`` per line; nested dicts indent two spaces per level."""
         if not isinstance(param_dict, dict):
             return str(param_dict)

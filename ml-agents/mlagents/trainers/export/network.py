@@ -23,12 +23,19 @@ __all__ = [
     "DenseWeights",
     "ExportableModel",
     "LSTMWeights",
+    "MASK_EPSILON",
     "NetworkWeights",
     "NormalizerState",
     "ResidualStack",
     "StreamWeights",
     "VisualEncoderWeights",
 ]
+
+#: The discrete masking layer's epsilon, per branch ``log(p / sum(p) + ε)`` with ``p = (softmax +
+#: ε) * mask``, so that a masked action keeps a finite log-probability (v0.9's value). The
+#: network (:func:`mlagents.trainers.layers.masked_log_probs`), the numpy fast path and both
+#: writers use this one value.
+MASK_EPSILON = 1.0e-7
 
 
 @dataclass(frozen=True)

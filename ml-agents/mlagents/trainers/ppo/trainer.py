@@ -27,6 +27,7 @@ from mlagents.envs.action_info import ActionInfoOutputs
 from mlagents.envs.brain import AllBrainInfo, BrainInfo, BrainParameters
 from mlagents.envs.timers import timed
 from mlagents.trainers.agent_ids import agent_ids
+from mlagents.trainers.buffer import Columns
 from mlagents.trainers.ppo.policy import PPOPolicy
 from mlagents.trainers.rl_trainer import RLTrainer, Rows, take_rows
 from mlagents.trainers.settings import PPOSettings
@@ -149,11 +150,11 @@ class PPOTrainer(RLTrainer):
 
     # ------------------------------------------------------------------ collection hooks
 
-    def policy_output_columns(self, take_action_outputs: dict[str, Any], agent_idx: Rows) -> dict[str, Any]:
+    def policy_output_columns(self, take_action_outputs: dict[str, Any], agent_idx: Rows) -> Columns:
         """The actions (``actions``), their log-probabilities (``action_probs``) and, for continuous
         actions, the noise (``random_normal_epsilon``) and the unclipped actions (``actions_pre``)
         of the agents at rows ``agent_idx`` (None: all, in order)."""
-        columns: dict[str, Any] = {}
+        columns: Columns = {}
         if self.policy.use_continuous_act:
             columns["actions_pre"] = take_rows(take_action_outputs["pre_action"], agent_idx)
             columns["random_normal_epsilon"] = take_rows(

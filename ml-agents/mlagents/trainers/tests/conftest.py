@@ -1,16 +1,16 @@
-"""Fixtures of the trainer tests: a small PPO configuration; and ``learn_helpers.py`` (running
-mlagents-learn as a user does) made importable by the test modules."""
+"""Fixtures of the trainer tests: a small PPO configuration and a random PPO mini-batch.
 
-import sys
+The helper modules beside the tests (``learn_helpers``, ``tiny_envs``, ``policy_helpers``...) are
+imported by package path, ``mlagents.trainers.tests.<module>`` (a namespace package: the tests run
+with ``--import-mode=importlib``)."""
+
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-# The tests run with --import-mode=importlib, so they cannot import each other; the helper module
-# beside them is imported by name.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mlagents.trainers.tests.policy_helpers import small_ppo_params
 
 
 @pytest.fixture
@@ -21,32 +21,7 @@ def ppo_params(tmp_path: Path) -> Callable[..., dict[str, Any]]:
     replace or add entries (a new dict each call)."""
 
     def make(**overrides: Any) -> dict[str, Any]:
-        params: dict[str, Any] = {
-            "trainer": "ppo",
-            "batch_size": 8,
-            "beta": 5.0e-3,
-            "buffer_size": 16,
-            "epsilon": 0.2,
-            "hidden_units": 8,
-            "lambd": 0.95,
-            "learning_rate": 3.0e-4,
-            "max_steps": "5.0e4",
-            "memory_size": 8,
-            "normalize": False,
-            "num_epoch": 2,
-            "num_layers": 1,
-            "time_horizon": 3,
-            "sequence_length": 2,
-            "summary_freq": 1000,
-            "use_recurrent": False,
-            "vis_encode_type": "simple",
-            "reward_signals": {"extrinsic": {"strength": 1.0, "gamma": 0.99}},
-            "summary_path": str(tmp_path / "summaries" / "run_Brain"),
-            "model_path": str(tmp_path / "models" / "run" / "Brain"),
-            "keep_checkpoints": 5,
-        }
-        params.update(overrides)
-        return params
+        return small_ppo_params(tmp_path, **overrides)
 
     return make
 

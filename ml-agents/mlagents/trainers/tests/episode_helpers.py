@@ -3,7 +3,7 @@ whole episodes played in an environment, through UnityEnvironment or in-process 
 example SDK's LocalEnvironment (both return per-brain batches with ``agents``, ``rewards`` and
 ``local_done``).
 
-Imported by name from the test modules (the conftest puts this folder on ``sys.path``).
+Imported as ``mlagents.trainers.tests.episode_helpers``.
 """
 
 from collections.abc import Callable

@@ -2,7 +2,7 @@
 ``mlagents-learn`` command run as a user runs it, and checks that it leaves no process behind
 (neither in its own process group nor a build on one of its ports).
 
-Imported by name from the test modules (the conftest puts this folder on ``sys.path``).
+Imported as ``mlagents.trainers.tests.learn_helpers``.
 """
 
 import hashlib
@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from mlagents.envs.tests.processes import builds_on_ports, process_group_members
 
 #: The BasicLearning section of the shipped config/trainer_config.yaml merged into its default section.
 BASIC_LEARNING: dict[str, Any] = {
@@ -126,6 +128,16 @@ class LearnProcess:
                 self.process.wait()
 
 
+def finish_ok(run: LearnProcess, ports: Iterable[int] = (), timeout: float = 150) -> str:
+    """Wait for ``run`` to end (see :meth:`LearnProcess.finish`), assert that it exited with status 0
+    and left nothing running (its process group, builds on ``ports``), and return its output."""
+    status = run.finish(timeout)
+    output = run.output()
+    assert status == 0, output[-4000:]
+    assert_nothing_left(ports, pgid=run.pid)
+    return output
+
+
 def run_learn(cwd: Path, *args: object, timeout: float = 180) -> tuple[int, str, str]:
     """Run mlagents-learn in ``cwd`` to its end; return (exit status, stdout, stderr), after checking
     that no process of its session survives."""
@@ -135,31 +147,11 @@ def run_learn(cwd: Path, *args: object, timeout: float = 180) -> tuple[int, str,
     return status, run.output(), run.errors()
 
 
-def live_processes() -> dict[int, tuple[int, list[bytes]]]:
-    """pid -> (process group, argv) of every live (not zombie) process."""
-    result = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if fields[0] != "Z":
-            result[int(entry)] = (int(fields[2]), argv)
-    return result
-
-
 def leftovers(ports: Iterable[int] = (), pgid: int | None = None) -> list[int]:
     """Pids of live processes of the process group ``pgid``, or builds started with ``--port p``
     for one of ``ports``."""
-    wanted = {str(p).encode() for p in ports}
-    found = []
-    for pid, (group, argv) in live_processes().items():
-        if group == pgid or any(flag == b"--port" and value in wanted for flag, value in zip(argv, argv[1:])):
-            found.append(pid)
-    return found
+    group = process_group_members(pgid) if pgid is not None else []
+    return sorted({*group, *builds_on_ports(list(ports))})
 
 
 def assert_nothing_left(ports: Iterable[int] = (), pgid: int | None = None, timeout: float = 5.0) -> None:
@@ -173,23 +165,42 @@ def assert_nothing_left(ports: Iterable[int] = (), pgid: int | None = None, time
     assert left == [], f"processes were left behind: {left}"
 
 
+def python_that_notes(folder: Path) -> tuple[Path, Path]:
+    """An interpreter for the build launcher (``$MLAGENTS_PYTHON``) that notes every use in a file:
+    (the interpreter script, the file), the file exists only if something tried to start a build."""
+    marker = folder / "build-started"
+    script = folder / "python-that-notes"
+    script.write_text(f'#!/bin/sh\ntouch "{marker}"\nexec "{sys.executable}" "$@"\n')
+    script.chmod(0o755)
+    return script, marker
+
+
 # ---------------------------------------------------------------------------------- a run's results
+
+
+def read_scalars(folder: Path) -> dict[str, list[tuple[int, float]]]:
+    """Every scalar of the TensorBoard event files in ``folder``: tag -> [(step, value)] in the order
+    written (values as TensorBoard stored them, float32)."""
+    from tensorboard.backend.event_processing import event_accumulator
+
+    accumulator = event_accumulator.EventAccumulator(
+        str(folder), size_guidance={event_accumulator.SCALARS: 0}
+    )
+    accumulator.Reload()
+    return {
+        tag: [(event.step, event.value) for event in accumulator.Scalars(tag)]
+        for tag in accumulator.Tags()["scalars"]
+    }
 
 
 def summary_scalars(summaries_dir: Path) -> dict[tuple[str, str], list[tuple[int, float]]]:
     """Every scalar a run wrote under ``summaries_dir``: (summary folder, tag) -> [(step, value)]
-    in the order written (values as TensorBoard stored them, float32)."""
-    from tensorboard.backend.event_processing import event_accumulator
-
-    scalars: dict[tuple[str, str], list[tuple[int, float]]] = {}
-    for folder in sorted(path for path in summaries_dir.iterdir() if path.is_dir()):
-        accumulator = event_accumulator.EventAccumulator(
-            str(folder), size_guidance={event_accumulator.SCALARS: 0}
-        )
-        accumulator.Reload()
-        for tag in accumulator.Tags()["scalars"]:
-            scalars[(folder.name, tag)] = [(event.step, event.value) for event in accumulator.Scalars(tag)]
-    return scalars
+    (see :func:`read_scalars`)."""
+    return {
+        (folder.name, tag): values
+        for folder in sorted(path for path in summaries_dir.iterdir() if path.is_dir())
+        for tag, values in read_scalars(folder).items()
+    }
 
 
 def model_digests(model_dir: Path) -> dict[str, str]:

@@ -9,7 +9,7 @@ instance) divided by the mean episode length, exact up to the episodes that stra
 edges. From those, each window's mean has a standard error, and the difference of two groups'
 means a z-score: how many standard errors of episode-to-episode noise the reward rose by.
 
-Imported by name from the test modules (the conftest puts this folder on ``sys.path``) and by
+Imported as ``mlagents.trainers.tests.reward_windows`` by the test modules and by
 ``benchmarks/learning_rise.py``.
 """
 
@@ -17,6 +17,8 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from mlagents.trainers.tests.learn_helpers import read_scalars
 
 SUMMARY_LINE = re.compile(
     r"^INFO:mlagents\.trainers: \S+: (?P<brain>\S+): Step: (?P<step>[\d.]+)\. "
@@ -54,13 +56,7 @@ def summary_lines(output: str, brain: str) -> list[dict[str, float]]:
 
 def episode_lengths(summary_dir: Path) -> dict[int, float]:
     """Step -> mean episode length of every summary window in the TensorBoard files of ``summary_dir``."""
-    from tensorboard.backend.event_processing import event_accumulator
-
-    accumulator = event_accumulator.EventAccumulator(
-        str(summary_dir), size_guidance={event_accumulator.SCALARS: 0}
-    )
-    accumulator.Reload()
-    return {event.step: event.value for event in accumulator.Scalars(EPISODE_LENGTH_TAG)}
+    return dict(read_scalars(summary_dir)[EPISODE_LENGTH_TAG])
 
 
 def read_windows(

@@ -9,8 +9,10 @@ deviations of the walk away), so PPO alone almost never sees a reward, while the
 signal rewards the agent for reaching cells it does not know yet, which leads it down the
 corridor.
 
-Started like a build with ``python -m mlagents.example_envs sparse_corridor:SparseCorridor``
-from this folder.
+Started like a build with ``python -m mlagents.example_envs
+mlagents.trainers.tests.sparse_corridor:SparseCorridor``. (The in-process
+:class:`~mlagents.trainers.tests.tiny_envs.Corridor` of the tier-1 tests is another task: episodes
+of a fixed length and a small reward for resting at the start, not a terminal +1.)
 """
 
 from __future__ import annotations

@@ -12,9 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from mlagents.envs.brain import BrainParameters
 from mlagents.example_envs.sdk import inference
-from mlagents.trainers.ppo.policy import PPOPolicy
+from mlagents.trainers.tests.policy_helpers import make_brain, randomized_policy
 
 # ---------------------------------------------------------------------- reading and running the file
 # The build side's runtime (mlagents.example_envs.sdk.inference) reads the file and executes its
@@ -72,27 +71,6 @@ def make_policy(tmp_path, ppo_params):
         return randomized_policy(brain, ppo_params(**settings))
 
     return make
-
-
-def randomized_policy(brain, params):
-    policy = PPOPolicy(0, brain, params, is_training=False)  # decisions leave the normalizer alone
-    # Non-trivial weights and statistics everywhere, so that a wrong layer cannot pass by accident.
-    rng = np.random.default_rng(1)
-    model = policy.model
-    for variable in model.trainable_variables:
-        variable.assign(variable + rng.normal(0, 0.1, size=variable.shape).astype(np.float32))
-    if model.normalizer is not None:
-        model.normalizer.running_mean.assign(rng.normal(0, 1, size=model.vec_obs_size).astype(np.float32))
-        model.normalizer.running_variance.assign(
-            rng.uniform(5, 50, size=model.vec_obs_size).astype(np.float32)
-        )
-        model.normalizer.normalization_steps.assign(37)
-    return policy
-
-
-def brain(name, vec, actions, space, cameras=()):
-    resolutions = [{"height": h, "width": w, "blackAndWhite": bw} for h, w, bw in cameras]
-    return BrainParameters(name, vec, 1, resolutions, list(actions), [""] * len(actions), space)
 
 
 def export(policy):
@@ -155,7 +133,7 @@ def check_constants(nn, continuous, memory_size, action_output_shape):
 
 
 def test_basic_discrete_layout_matches_the_shipped_model(tmp_path, make_policy, caplog):
-    policy = make_policy(brain("BasicLearning", 20, [3], "discrete"), hidden_units=20, num_layers=1)
+    policy = make_policy(make_brain("BasicLearning", 20, [3], "discrete"), hidden_units=20, num_layers=1)
     with caplog.at_level(logging.INFO, logger="mlagents.trainers"):
         nn = export(policy)
     assert any("Exported" in r.getMessage() and "BasicLearning.nn" in r.getMessage() for r in caplog.records)
@@ -252,7 +230,7 @@ def compare_continuous(policy, nn, rng, n=5, memory=None):
 
 @pytest.mark.parametrize("normalize", [False, True])
 def test_discrete_forward_pass_equals_policy(make_policy, normalize):
-    policy = make_policy(brain("Grid", 6, [3, 2], "discrete"), normalize=normalize)
+    policy = make_policy(make_brain("Grid", 6, [3, 2], "discrete"), normalize=normalize)
     nn = export(policy)
     check_constants(nn, continuous=False, memory_size=0, action_output_shape=5)
     if normalize:
@@ -270,7 +248,7 @@ def test_discrete_forward_pass_equals_policy(make_policy, normalize):
 
 @pytest.mark.parametrize("normalize", [False, True])
 def test_continuous_forward_pass_equals_policy(make_policy, normalize):
-    policy = make_policy(brain("Ball", 8, [2], "continuous"), normalize=normalize)
+    policy = make_policy(make_brain("Ball", 8, [2], "continuous"), normalize=normalize)
     nn = export(policy)
     check_constants(nn, continuous=True, memory_size=0, action_output_shape=2)
     assert nn.inputs == {"vector_observation": [-1, 1, 1, 8], "epsilon": [-1, 1, 1, 2]}
@@ -285,7 +263,7 @@ def test_continuous_forward_pass_equals_policy(make_policy, normalize):
 
 
 def test_discrete_recurrent_visual_model(make_policy):
-    b = brain("Hallway", 5, [4], "discrete", cameras=[(24, 24, False)])
+    b = make_brain("Hallway", 5, [4], "discrete", cameras=[(24, 24, False)])
     policy = make_policy(b, use_recurrent=True, memory_size=16, normalize=True)
     nn = export(policy)
     check_constants(nn, continuous=False, memory_size=16, action_output_shape=4)
@@ -317,7 +295,7 @@ def test_discrete_recurrent_visual_model(make_policy):
 @pytest.mark.slow
 def test_continuous_recurrent_model_exports_both_lstms(make_policy):
     policy = make_policy(
-        brain("Crawler", 6, [3], "continuous"), use_recurrent=True, memory_size=16, normalize=True
+        make_brain("Crawler", 6, [3], "continuous"), use_recurrent=True, memory_size=16, normalize=True
     )
     nn = export(policy)
     check_constants(nn, continuous=True, memory_size=16, action_output_shape=3)
@@ -337,7 +315,7 @@ def test_continuous_recurrent_model_exports_both_lstms(make_policy):
 @pytest.mark.parametrize("encoder", ["nature_cnn", "resnet"])
 def test_other_visual_encoders(make_policy, encoder):
     size = 36 if encoder == "nature_cnn" else 20
-    b = brain("Visual", 0, [2], "continuous", cameras=[(size, size, True)])
+    b = make_brain("Visual", 0, [2], "continuous", cameras=[(size, size, True)])
     policy = make_policy(b, vis_encode_type=encoder, num_layers=1)
     nn = export(policy)
     assert nn.inputs == {"visual_observation_0": [-1, size, size, 1], "epsilon": [-1, 1, 1, 2]}
@@ -350,7 +328,7 @@ def test_other_visual_encoders(make_policy, encoder):
 
 def test_exported_values_follow_training(make_policy):
     """Exporting twice gives the current weights (the file is rewritten, not cached)."""
-    policy = make_policy(brain("Ball", 3, [2], "continuous"))
+    policy = make_policy(make_brain("Ball", 3, [2], "continuous"))
     first = tensors_by_name(export(policy))["dense/bias"].copy()
     policy.model.mu.bias.assign(policy.model.mu.bias + 1.0)
     second = tensors_by_name(export(policy))["dense/bias"]

@@ -23,19 +23,18 @@ fails now and then.
 
 import os
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
-from episode_helpers import episode_rewards  # beside the tests, see conftest
-from learn_helpers import assert_nothing_left, leftovers, run_learn
 
 import mlagents.example_envs.registry  # noqa: F401  (registers the examples' names)
 from mlagents.example_envs.sdk.brains import BrainSettings
 from mlagents.example_envs.sdk.inference.brain import INFERENCE
 from mlagents.example_envs.sdk.local import LocalEnvironment
+from mlagents.trainers.tests.episode_helpers import episode_rewards
+from mlagents.trainers.tests.learn_helpers import assert_nothing_left, leftovers, python_that_notes, run_learn
 
 REPO = Path(__file__).resolve().parents[4]
 BUILDS = REPO / "example-envs" / "builds"
@@ -176,16 +175,6 @@ def test_online_bc_learns_from_the_broadcast_heuristic_teacher(tmp_path, free_po
     assert_student_reaches("Basic", "BasicLearning", model, target)
 
 
-def _no_build_python(tmp_path):
-    """An interpreter for the build launcher (``$MLAGENTS_PYTHON``) that notes every use in a file:
-    the file exists only if something tried to start a build."""
-    marker = tmp_path / "build-started"
-    script = tmp_path / "python-that-notes"
-    script.write_text(f'#!/bin/sh\ntouch "{marker}"\nexec "{sys.executable}" "$@"\n')
-    script.chmod(0o755)
-    return script, marker
-
-
 def _learn_error(cwd, config, port):
     """Run mlagents-learn on the Basic build and return its one error line (exit 1, no traceback)."""
     status, out, err = learn(cwd, config, BUILDS / "Basic.x86_64", port, num_envs=1, timeout=120)
@@ -197,7 +186,7 @@ def _learn_error(cwd, config, port):
 
 
 def test_imitation_errors_of_an_example_build_come_before_it_starts(tmp_path, free_port_range, monkeypatch):
-    python, marker = _no_build_python(tmp_path)
+    python, marker = python_that_notes(tmp_path)
     monkeypatch.setenv("MLAGENTS_PYTHON", str(python))
     port = free_port_range(2)
 

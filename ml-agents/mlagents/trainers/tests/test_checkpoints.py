@@ -187,7 +187,7 @@ LEARN_TIMEOUT = 240
 
 def learn(cwd: Path, port: int, max_steps: int, *extra: str) -> tuple[int, str]:
     """Run mlagents-learn on Basic (one instance) in ``cwd``; returns (status, output)."""
-    from learn_helpers import LearnProcess, assert_nothing_left, trainer_config  # beside the tests
+    from mlagents.trainers.tests.learn_helpers import LearnProcess, assert_nothing_left, trainer_config
 
     (cwd / f"config-{max_steps}.yaml").write_text(trainer_config(max_steps=max_steps, summary_freq=100))
     run = LearnProcess(

@@ -31,9 +31,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from learn_helpers import LearnProcess, assert_nothing_left  # beside the tests, see conftest
-from reward_windows import Window, read_windows, rise, summary_lines, trend
-from tensorboard.backend.event_processing import event_accumulator
+
+from mlagents.trainers.tests.learn_helpers import LearnProcess, assert_nothing_left, read_scalars
+from mlagents.trainers.tests.reward_windows import Window, read_windows, rise, summary_lines, trend
 
 REPO = Path(__file__).resolve().parents[4]
 BUILD = REPO / "example-envs" / "builds" / "CrawlerStatic.x86_64"
@@ -92,12 +92,6 @@ def windows_of(cwd: Path, output: str) -> list[Window]:
     return read_windows(output, cwd / "summaries" / f"crawler_{BRAIN}", BRAIN, WINDOW, AGENTS)
 
 
-def scalars(summary_dir: Path, tag: str) -> list[tuple[int, float]]:
-    acc = event_accumulator.EventAccumulator(str(summary_dir), size_guidance={event_accumulator.SCALARS: 0})
-    acc.Reload()
-    return [(e.step, e.value) for e in acc.Scalars(tag)]
-
-
 def test_trains_with_the_shipped_section(crawler_run: tuple[Path, str]) -> None:
     cwd, output = crawler_run
     assert "Traceback" not in output
@@ -118,7 +112,7 @@ def test_trains_with_the_shipped_section(crawler_run: tuple[Path, str]) -> None:
         # Episodes end on falls (every ~90 decisions early on) or after 1000 decisions.
         assert 36.0 <= window.episodes <= 2000.0, window
     # 432,000 experiences fill the 20,240 buffer 21 times: the policy was updated.
-    losses = scalars(cwd / "summaries" / f"crawler_{BRAIN}", "Losses/Value Loss")
+    losses = read_scalars(cwd / "summaries" / f"crawler_{BRAIN}")["Losses/Value Loss"]
     assert len(losses) >= 10 and all(math.isfinite(value) for _, value in losses)
 
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from mlagents.envs.brain import BrainInfo, BrainParameters
+from mlagents.example_envs.sdk import inference
 from mlagents.trainers.components.reward_signals.curiosity.model import CuriosityModel
 from mlagents.trainers.components.reward_signals.curiosity.signal import CuriosityRewardSignal
 from mlagents.trainers.components.reward_signals.reward_signal_factory import create_reward_signal
@@ -218,7 +219,6 @@ def test_the_ppo_update_trains_the_module_and_reports_its_losses(curiosity_polic
 
 @pytest.mark.slow
 def test_checkpoint_holds_the_module_and_export_holds_the_policy_only(curiosity_policy, ppo_params, tmp_path):
-    import sys
     from pathlib import Path
 
     policy = curiosity_policy(False)
@@ -236,10 +236,7 @@ def test_checkpoint_holds_the_module_and_export_holds_the_policy_only(curiosity_
     plain.export_model()
     # Same seed, same policy weights: the curiosity module leaves no trace in the exported model.
     assert with_curiosity == Path(plain.model_path + ".nn").read_bytes()
-    sys.path.insert(0, str(Path(__file__).parent))
-    from test_barracuda_export import read_nn
-
-    names = list(read_nn(policy.model_path + ".nn").tensors())
+    names = list(inference.read_nn(policy.model_path + ".nn").tensors())
     assert names and not [name for name in names if "curiosity" in name.lower()]
 
 

@@ -7,12 +7,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from episode_helpers import episode_rewards
-from learn_helpers import BASIC_LEARNING, LearnProcess, assert_nothing_left, trainer_config
 from tensorboard.backend.event_processing import event_accumulator
 
 from mlagents.envs.environment import UnityEnvironment
 from mlagents.trainers.ppo.policy import PPOPolicy
+from mlagents.trainers.tests.episode_helpers import episode_rewards
+from mlagents.trainers.tests.learn_helpers import (
+    BASIC_LEARNING,
+    LearnProcess,
+    assert_nothing_left,
+    finish_ok,
+    trainer_config,
+)
 
 REPO = Path(__file__).resolve().parents[4]
 BASIC = REPO / "example-envs" / "builds" / "Basic.x86_64"
@@ -51,10 +57,7 @@ def trained(tmp_path_factory, free_port_range):
         "--seed=4",
         "--no-graphics",
     )
-    status = run.finish(timeout=300)
-    output = run.output()
-    assert status == 0, output[-4000:]
-    assert_nothing_left([port], pgid=run.pid)
+    output = finish_ok(run, [port], timeout=300)
     return cwd, output
 
 

@@ -8,13 +8,20 @@ byte for byte. A run with another seed must differ, so the comparison can fail.
 """
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 import yaml
-from learn_helpers import LearnProcess, assert_nothing_left, cpu_load, model_digests, summary_scalars
 
 from mlagents.example_envs.ports import find_free_port_range
+from mlagents.trainers.tests.learn_helpers import (
+    LearnProcess,
+    cpu_load,
+    finish_ok,
+    model_digests,
+    summary_scalars,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -66,10 +73,14 @@ def start(
     )
 
 
-def finish(run: LearnProcess, base_port: int, num_envs: int) -> None:
-    status = run.finish(timeout=280)
-    assert status == 0, run.output()[-4000:]
-    assert_nothing_left(ports=range(base_port, base_port + num_envs), pgid=run.pid)
+#: Seconds a run (or runs started together) may take; a test's own timeout leaves room for its runs.
+RUN_TIMEOUT = 280
+
+
+def finish(run: LearnProcess, base_port: int, num_envs: int, deadline: float | None = None) -> None:
+    """Wait for ``run`` until ``deadline`` (``time.monotonic()``; default: ``RUN_TIMEOUT`` from now)."""
+    timeout = RUN_TIMEOUT if deadline is None else max(0.0, deadline - time.monotonic())
+    finish_ok(run, range(base_port, base_port + num_envs), timeout=timeout)
 
 
 def results(cwd: Path) -> tuple[dict, dict[str, str]]:
@@ -87,6 +98,7 @@ def assert_same_run(first: Path, second: Path) -> None:
 
 @pytest.mark.skipif(not BALL.exists(), reason="example-envs/builds/3DBall.x86_64 is missing")
 @pytest.mark.parametrize("num_envs", [1, 4])
+@pytest.mark.timeout(2 * RUN_TIMEOUT + 60)  # one run, then two at once
 def test_same_seed_same_run_under_load(tmp_path: Path, num_envs: int) -> None:
     ports = find_free_port_range(3 * num_envs)
     quiet = start(tmp_path / "quiet", 5, num_envs, ports)
@@ -94,8 +106,9 @@ def test_same_seed_same_run_under_load(tmp_path: Path, num_envs: int) -> None:
     with cpu_load(2):
         loaded = start(tmp_path / "loaded", 5, num_envs, ports + num_envs)
         other = start(tmp_path / "other-seed", 6, num_envs, ports + 2 * num_envs)
-        finish(loaded, ports + num_envs, num_envs)
-        finish(other, ports + 2 * num_envs, num_envs)
+        deadline = time.monotonic() + RUN_TIMEOUT
+        finish(loaded, ports + num_envs, num_envs, deadline)
+        finish(other, ports + 2 * num_envs, num_envs, deadline)
 
     scalars, models = results(tmp_path / "quiet")
     reward = scalars[("det_3DBallLearning", "Environment/Cumulative Reward")]
@@ -116,6 +129,7 @@ def test_same_seed_same_run_under_load(tmp_path: Path, num_envs: int) -> None:
 
 
 @pytest.mark.skipif(not BALL.exists(), reason="example-envs/builds/3DBall.x86_64 is missing")
+@pytest.mark.timeout(2 * RUN_TIMEOUT + 60)  # one run, then three at once
 def test_a_loaded_run_is_the_same_run_again(tmp_path: Path) -> None:
     """``--load`` continues from the checkpoint deterministically: two continuations of one saved
     run (one under load) are the same, and differ from a continuation with another seed."""
@@ -129,8 +143,9 @@ def test_a_loaded_run_is_the_same_run_again(tmp_path: Path) -> None:
             shutil.rmtree(tmp_path / name / "summaries")
             base_port = ports + 4 * index
             runs.append((start(tmp_path / name, seed, 4, base_port, "--load", max_steps=800), base_port))
+        deadline = time.monotonic() + RUN_TIMEOUT
         for run, base_port in runs:
-            finish(run, base_port, 4)
+            finish(run, base_port, 4, deadline)
     for run, _ in runs:
         assert "Loading Model for brain 3DBallLearning" in run.output(), run.output()[-3000:]
     assert_same_run(tmp_path / "again", tmp_path / "once-more")

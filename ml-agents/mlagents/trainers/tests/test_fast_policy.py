@@ -8,11 +8,11 @@ import logging
 
 import numpy as np
 import pytest
-from policy_helpers import make_info, update_batch  # beside the tests, see conftest
 
 from mlagents.envs.brain import BrainParameters
 from mlagents.envs.timers import get_timer_tree, reset_timers
 from mlagents.trainers.ppo.policy import PPOPolicy
+from mlagents.trainers.tests.policy_helpers import make_info, update_batch
 
 CURIOSITY = {"strength": 0.5, "gamma": 0.9, "encoding_size": 6}
 TOLERANCE = {"rtol": 1e-5, "atol": 1e-5}

@@ -2,22 +2,21 @@
 numpy on hand-made batches; the reward's scaling; demonstrations (file, folder, wrong brain,
 missing path); training inside the PPO update, checkpoints and export."""
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import tensorflow as tf
-from google.protobuf.internal.encoder import _VarintBytes
 
 from mlagents.envs.brain import BrainInfo, BrainParameters
-from mlagents.envs.communicator_objects import AgentInfoProto, BrainParametersProto, DemonstrationMetaProto
+from mlagents.example_envs.sdk import inference
 from mlagents.trainers.components.reward_signals.gail.model import GAILModel
 from mlagents.trainers.components.reward_signals.gail.signal import GAILRewardSignal
 from mlagents.trainers.exception import UnityTrainerException
 from mlagents.trainers.layers import Initializer
 from mlagents.trainers.ppo.policy import PPOPolicy
 from mlagents.trainers.settings import RewardSignalSettings
+from mlagents.trainers.tests.demo_files import write_demo
 
 EPS = 1e-7
 
@@ -178,50 +177,6 @@ def test_vail_loss_with_a_silent_code_equals_numpy():
 # ---------------------------------------------------------------------- with demonstrations
 
 
-def write_demo(
-    path, brain_name="Brain", vec=4, actions=(3, 2), continuous=False, episodes=3, length=6, seed=0
-):
-    """A .demo file as Unity writes it: the expert always takes action (k mod size) per branch and
-    sees observations near +1; returns the path."""
-    rng = np.random.default_rng(seed)
-    infos = []
-    for _ in range(episodes):
-        for t in range(length):
-            action = [0.5, -0.5] if continuous else [float(t % size) for size in actions]
-            infos.append(
-                AgentInfoProto(
-                    stacked_vector_observation=list(1.0 + 0.1 * rng.normal(size=vec)),
-                    stored_vector_actions=action,
-                    reward=0.1,
-                    done=t == length - 1,
-                    id=0,
-                )
-            )
-    meta = DemonstrationMetaProto(
-        api_version=1,
-        demonstration_name="test",
-        number_steps=len(infos),
-        number_episodes=episodes,
-        mean_reward=0.6,
-    ).SerializeToString()
-    brain = BrainParametersProto(
-        vector_observation_size=vec,
-        num_stacked_vector_observations=1,
-        vector_action_size=list(actions),
-        vector_action_descriptions=[""] * len(actions),
-        vector_action_space_type=1 if continuous else 0,
-        brain_name=brain_name,
-    ).SerializeToString()
-    data = bytearray(_VarintBytes(len(meta)) + meta)
-    data += b"\0" * (33 - len(data))
-    data += _VarintBytes(len(brain)) + brain
-    for info in infos:
-        raw = info.SerializeToString()
-        data += _VarintBytes(len(raw)) + raw
-    Path(path).write_bytes(bytes(data))
-    return str(path)
-
-
 BRAIN = BrainParameters("Brain", 4, 1, [], [3, 2], ["", ""], "discrete")
 
 
@@ -331,10 +286,7 @@ def test_checkpoint_holds_the_discriminator_and_export_holds_the_policy_only(ppo
     plain = PPOPolicy(1, BRAIN, ppo_params(model_path=str(tmp_path / "plain" / "Brain")), True)
     plain.export_model()
     assert Path(policy.model_path + ".nn").read_bytes() == Path(plain.model_path + ".nn").read_bytes()
-    sys.path.insert(0, str(Path(__file__).parent))
-    from test_barracuda_export import read_nn
-
-    names = list(read_nn(policy.model_path + ".nn").tensors())
+    names = list(inference.read_nn(policy.model_path + ".nn").tensors())
     assert names and not [name for name in names if "gail" in name.lower()]
 
 

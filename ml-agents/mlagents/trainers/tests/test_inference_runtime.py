@@ -18,6 +18,7 @@ from mlagents.example_envs.sdk.inference import (
 )
 from mlagents.example_envs.sdk.scene import BrainSpec, CameraResolution
 from mlagents.trainers.ppo.policy import PPOPolicy
+from mlagents.trainers.tests.policy_helpers import small_ppo_params
 
 
 def spec(vec, actions, space, stack=1, cameras=()):
@@ -79,33 +80,10 @@ def discrete(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("discrete")
 
     def ppo_params(**overrides):
-        return dict(SMALL_PPO, summary_path=str(tmp_path / "summaries"), **overrides)
+        return small_ppo_params(tmp_path, **{"max_steps": 100, "keep_checkpoints": 1, **overrides})
 
     brain = spec(4, [3, 2], "discrete", stack=2)
     return brain, *exported(tmp_path, ppo_params, brain, normalize=True)
-
-
-SMALL_PPO = {
-    "trainer": "ppo",
-    "batch_size": 8,
-    "beta": 5.0e-3,
-    "buffer_size": 16,
-    "epsilon": 0.2,
-    "hidden_units": 8,
-    "lambd": 0.95,
-    "learning_rate": 3.0e-4,
-    "max_steps": 100,
-    "memory_size": 8,
-    "num_epoch": 2,
-    "num_layers": 1,
-    "time_horizon": 3,
-    "sequence_length": 2,
-    "summary_freq": 1000,
-    "use_recurrent": False,
-    "vis_encode_type": "simple",
-    "reward_signals": {"extrinsic": {"strength": 1.0, "gamma": 0.99}},
-    "keep_checkpoints": 1,
-}
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,9 @@ that nothing is left running afterwards.
 from pathlib import Path
 
 import pytest
-from learn_helpers import leftovers, run_learn, trainer_config  # beside the tests, see conftest
 
 from mlagents.trainers import learn
+from mlagents.trainers.tests.learn_helpers import leftovers, run_learn, trainer_config
 
 REPO = Path(__file__).resolve().parents[4]
 BASIC = REPO / "example-envs" / "builds" / "Basic.x86_64"

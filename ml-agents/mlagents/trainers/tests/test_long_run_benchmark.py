@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from learn_helpers import assert_nothing_left, trainer_config  # beside the tests, see conftest
 
+from mlagents.trainers.tests.learn_helpers import assert_nothing_left, trainer_config
 from mlagents.trainers.trainer_util import load_config
 
 REPO = Path(__file__).resolve().parents[4]
@@ -37,7 +37,8 @@ def long_run(*args: object, timeout: float = 240) -> subprocess.CompletedProcess
 
 
 def benchmark_module(name: str):
-    sys.path.insert(0, str(BENCHMARKS))
+    """benchmarks/<name>.py loaded as the module ``benchmarks_<name>`` (it puts its own folder on
+    ``sys.path`` for the benchmarks it imports)."""
     spec = importlib.util.spec_from_file_location(f"benchmarks_{name}", BENCHMARKS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up while it loads

@@ -7,12 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tensorflow as tf
-from policy_helpers import make_info, update_batch  # beside the tests, see conftest
 
 from mlagents.envs.brain import BrainParameters
 from mlagents.trainers.fixed_signature import FixedSignatureFunction
 from mlagents.trainers.layers import Normalizer
 from mlagents.trainers.ppo.policy import PPOPolicy
+from mlagents.trainers.tests.policy_helpers import make_info, update_batch
 
 VEC = 4
 

@@ -5,19 +5,13 @@ import logging
 import numpy as np
 import pytest
 
-from mlagents.envs.brain import BrainParameters
 from mlagents.trainers import export
-from mlagents.trainers.ppo.policy import PPOPolicy
+from mlagents.trainers.tests.policy_helpers import make_brain, randomized_policy
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
 TOLERANCE = dict(rtol=1e-5, atol=1e-5)
-
-
-def brain(name, vec, actions, space, cameras=()):
-    resolutions = [{"height": h, "width": w, "blackAndWhite": bw} for h, w, bw in cameras]
-    return BrainParameters(name, vec, 1, resolutions, list(actions), [""] * len(actions), space)
 
 
 @pytest.fixture
@@ -32,18 +26,7 @@ def make_policy(tmp_path, ppo_params):
             model_path=str(tmp_path / "models" / "run-0" / b.brain_name),
         )
         settings.update(overrides)
-        policy = PPOPolicy(0, b, ppo_params(**settings), is_training=False)
-        rng = np.random.default_rng(1)
-        model = policy.model
-        for variable in model.trainable_variables:
-            variable.assign(variable + rng.normal(0, 0.1, size=variable.shape).astype(np.float32))
-        if model.normalizer is not None:
-            model.normalizer.running_mean.assign(rng.normal(0, 1, size=model.vec_obs_size).astype(np.float32))
-            model.normalizer.running_variance.assign(
-                rng.uniform(5, 50, size=model.vec_obs_size).astype(np.float32)
-            )
-            model.normalizer.normalization_steps.assign(37)
-        return policy
+        return randomized_policy(b, ppo_params(**settings))
 
     return make
 
@@ -113,14 +96,18 @@ def check(policy, rng, n=5):
 
 
 def test_discrete_policy(make_policy):
-    sess = check(make_policy(brain("Grid", 6, [3, 2], "discrete"), normalize=True), np.random.default_rng(2))
+    sess = check(
+        make_policy(make_brain("Grid", 6, [3, 2], "discrete"), normalize=True), np.random.default_rng(2)
+    )
     assert [i.name for i in sess.get_inputs()] == ["vector_observation", "action_masks"]
     assert [o.name for o in sess.get_outputs()] == ["action", "action_log_probs", "value_estimate"]
     assert sess.get_inputs()[0].shape == ["batch", 6]
 
 
 def test_continuous_policy(make_policy):
-    sess = check(make_policy(brain("Ball", 8, [2], "continuous"), normalize=True), np.random.default_rng(3))
+    sess = check(
+        make_policy(make_brain("Ball", 8, [2], "continuous"), normalize=True), np.random.default_rng(3)
+    )
     assert [i.name for i in sess.get_inputs()] == ["vector_observation"]
     assert [o.name for o in sess.get_outputs()] == [
         "action",
@@ -135,7 +122,7 @@ def test_continuous_policy(make_policy):
 def test_visual_policy(make_policy, encoder):
     # nature_cnn differs from simple only in its layer sizes (the .nn tests run it)
     size = {"simple": 24, "resnet": 20}[encoder]
-    b = brain("Visual", 3, [2], "continuous", cameras=[(size, size, True), (size, size + 4, False)])
+    b = make_brain("Visual", 3, [2], "continuous", cameras=[(size, size, True), (size, size + 4, False)])
     sess = check(make_policy(b, vis_encode_type=encoder, num_layers=1), np.random.default_rng(8), n=3)
     inputs = {i.name: i.shape for i in sess.get_inputs()}
     assert inputs["visual_observation_0"] == ["batch", size, size, 1]
@@ -144,7 +131,7 @@ def test_visual_policy(make_policy, encoder):
 
 @pytest.mark.slow
 def test_recurrent_discrete_visual_policy(make_policy):
-    b = brain("Hallway", 5, [4, 3], "discrete", cameras=[(24, 24, False)])
+    b = make_brain("Hallway", 5, [4, 3], "discrete", cameras=[(24, 24, False)])
     sess = check(make_policy(b, use_recurrent=True, memory_size=16, normalize=True), np.random.default_rng(5))
     names = [i.name for i in sess.get_inputs()]
     assert names == [
@@ -157,7 +144,7 @@ def test_recurrent_discrete_visual_policy(make_policy):
 
 
 def test_recurrent_continuous_policy(make_policy):
-    b = brain("Crawler", 6, [3], "continuous")
+    b = make_brain("Crawler", 6, [3], "continuous")
     sess = check(make_policy(b, use_recurrent=True, memory_size=16, normalize=True), np.random.default_rng(7))
     assert [o.name for o in sess.get_outputs()][-1] == "value_estimate"
     assert {i.name: i.shape for i in sess.get_inputs()}["recurrent_in"] == ["batch", 16]
@@ -169,7 +156,7 @@ def test_export_without_onnx_writes_the_nn_and_says_so(make_policy, monkeypatch,
 
     monkeypatch.setitem(export.WRITERS, ".onnx", missing)
     monkeypatch.setattr(export, "_skipped_logged", set())
-    policy = make_policy(brain("Ball", 3, [2], "continuous"))
+    policy = make_policy(make_brain("Ball", 3, [2], "continuous"))
     with caplog.at_level(logging.INFO, logger="mlagents.trainers"):
         policy.export_model()
         policy.export_model()

@@ -5,19 +5,18 @@ real ``mlagents-learn``, asserting that no build was started)."""
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from learn_helpers import BASIC_LEARNING, leftovers, run_learn  # beside the tests, see conftest
 
 from mlagents.trainers.build_brains import example_build_brains
 from mlagents.trainers.demo_loader import DemonstrationNotFoundError
 from mlagents.trainers.exception import UnityTrainerException
 from mlagents.trainers.prelaunch import check_before_launch, check_demo_paths
 from mlagents.trainers.settings import TrainerConfig
+from mlagents.trainers.tests.learn_helpers import BASIC_LEARNING, leftovers, python_that_notes, run_learn
 
 REPO = Path(__file__).resolve().parents[4]
 BUILDS = REPO / "example-envs" / "builds"
@@ -107,16 +106,6 @@ def signal_config(folder: Path, signals: dict[str, Any], **sections: Any) -> Pat
     path = folder / "config.yaml"
     path.write_text(yaml.safe_dump({"default": section, **sections}, sort_keys=False))
     return path
-
-
-def python_that_notes(folder: Path) -> tuple[Path, Path]:
-    """An interpreter for the build launcher (``$MLAGENTS_PYTHON``) that notes every use in a file:
-    the file exists only if something tried to start a build."""
-    marker = folder / "build-started"
-    script = folder / "python-that-notes"
-    script.write_text(f'#!/bin/sh\ntouch "{marker}"\nexec "{sys.executable}" "$@"\n')
-    script.chmod(0o755)
-    return script, marker
 
 
 def learn_basic(folder: Path, port: int, timeout: float = 120) -> tuple[int, str, str]:

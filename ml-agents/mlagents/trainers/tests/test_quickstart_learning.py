@@ -10,7 +10,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from learn_helpers import LearnProcess, assert_nothing_left, summary_scalars
+
+from mlagents.trainers.tests.learn_helpers import (
+    LearnProcess,
+    finish_ok,
+    summary_scalars,
+)
 
 REPO = Path(__file__).resolve().parents[4]
 BALL = REPO / "example-envs" / "builds" / "3DBall"
@@ -42,10 +47,7 @@ def test_quick_start_balances_the_ball(tmp_path: Path, free_port_range, seed: in
         f"--seed={seed}",
         "--deterministic",
     )
-    status = run.finish(timeout=1400)
-    output = run.output()
-    assert status == 0, output[-4000:]
-    assert_nothing_left(range(port, port + 4), pgid=run.pid)
+    finish_ok(run, range(port, port + 4), timeout=1400)
     assert (tmp_path / "models" / "quickstart-0" / "3DBallLearning.nn").is_file()
     rewards = summary_scalars(tmp_path / "summaries")[
         ("quickstart_3DBallLearning", "Environment/Cumulative Reward")

@@ -22,23 +22,25 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
-from learn_helpers import (
-    LearnProcess,
-    assert_nothing_left,
-    cpu_load,
-    model_digests,
-    summary_scalars,
-    trainer_config,
-)
 
 from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.brain import BrainInfo
 from mlagents.envs.env_manager import EnvManager
 from mlagents.envs.environment import UnityEnvironment
 from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
+from mlagents.envs.tests.processes import process_alive, session_members
 from mlagents.example_envs.ports import find_free_port_range
 from mlagents.trainers import learn
 from mlagents.trainers.settings import CommandLineError
+from mlagents.trainers.tests.learn_helpers import (
+    LearnProcess,
+    assert_nothing_left,
+    cpu_load,
+    finish_ok,
+    model_digests,
+    summary_scalars,
+    trainer_config,
+)
 
 ray = pytest.importorskip("ray")
 
@@ -62,30 +64,6 @@ RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
 class RayCluster(NamedTuple):
     address: str
     sessions: list[int]
-
-
-def session_members(sid: int) -> list[int]:
-    """Live pids whose session is ``sid`` (the processes a ``ray start`` left running)."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[3]) == sid and fields[0] != "Z":
-            members.append(int(entry))
-    return members
-
-
-def process_alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] != "Z"
 
 
 def end_sessions(sessions: list[int]) -> None:
@@ -284,17 +262,15 @@ def test_learn_on_the_cluster(ray_cluster: RayCluster, tmp_path: Path) -> None:
         "--env-manager=ray",
         f"--ray-address={ray_cluster.address}",
     )
-    status = run.finish(timeout=240)
-    output = run.output()
-    assert status == 0, output[-4000:]
+    output = finish_ok(run, ports=range(base_port, base_port + 4), timeout=240)
     started = [line for line in output.splitlines() if "Ray worker" in line and " started." in line]
     assert len(started) == 4, output[-4000:]
     assert len({line.split("(node ")[1].split(",")[0] for line in started}) == 2, started
     assert (tmp_path / "models" / "ray-0" / "BasicLearning.nn").exists()
     assert list((tmp_path / "summaries").glob("ray_BasicLearning/events.out.tfevents.*"))
-    assert_nothing_left(ports=range(base_port, base_port + 4), pgid=run.pid)
 
 
+@pytest.mark.timeout(540)  # two runs of up to 240 s, one after the other
 def test_deterministic_run_same_as_subprocess_manager(ray_cluster: RayCluster, tmp_path: Path) -> None:
     """``--deterministic`` with four workers: the run on the two-node cluster (under CPU load)
     writes the same summaries, every scalar at every step, and the same checkpoints and exported

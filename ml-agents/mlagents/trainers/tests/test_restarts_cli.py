@@ -14,13 +14,14 @@ import signal
 from pathlib import Path
 
 import pytest
-from learn_helpers import (  # beside the tests, see conftest
+
+from mlagents.trainers.tests.learn_helpers import (
     LearnProcess,
     assert_nothing_left,
     leftovers,
+    read_scalars,
     trainer_config,
 )
-from tensorboard.backend.event_processing import event_accumulator
 
 pytestmark = pytest.mark.slow
 
@@ -44,12 +45,6 @@ def faulty_learn(cwd: Path, faults: dict, *args: object) -> LearnProcess:
     hooks = {**faults, "markers": str(markers), "report": str(cwd / "report.json")}
     env = dict(os.environ, MLAGENTS_TEST_FAULTS=json.dumps(hooks))
     return LearnProcess(cwd, *args, script=HERE / "faulty_learn.py", env=env)
-
-
-def restarts_in_tensorboard(summary_dir: Path) -> list[float]:
-    acc = event_accumulator.EventAccumulator(str(summary_dir), size_guidance={event_accumulator.SCALARS: 0})
-    acc.Reload()
-    return [event.value for event in acc.Scalars("Environment/Restarts")]
 
 
 @pytest.mark.timeout(720)  # up to 240 s to step 400, then up to 400 s to the end
@@ -116,7 +111,8 @@ def test_training_goes_on_after_a_killed_and_a_hung_build(tmp_path, free_port_ra
     assert re.search(r"Step: 2400(\.0)?\. ", output), output[-4000:]
     model_dir = tmp_path / "models" / "faults-0"
     assert (model_dir / "3DBallLearning.nn").is_file()
-    assert max(restarts_in_tensorboard(tmp_path / "summaries" / "faults_3DBallLearning")) == len(lines)
+    restarts_written = read_scalars(tmp_path / "summaries" / "faults_3DBallLearning")["Environment/Restarts"]
+    assert max(value for _, value in restarts_written) == len(lines)
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["chunks"] > 0 and report["breaks"] == []
     assert_nothing_left(range(port, port + 4), pgid=run.process.pid)

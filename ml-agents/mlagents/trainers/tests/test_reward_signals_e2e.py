@@ -8,25 +8,27 @@ exported model.
 import os
 import re
 import sys
+import time
 from pathlib import Path
 
 import pytest
 import yaml
-from learn_helpers import (
-    BASIC_LEARNING,
-    LearnProcess,
-    assert_nothing_left,
-    run_learn,
-)  # beside the tests, see conftest
-from tensorboard.backend.event_processing import event_accumulator
 
 from mlagents.envs.communicator_objects import DemonstrationMetaProto
 from mlagents.trainers.demo_loader import read_varint
+from mlagents.trainers.tests.demo_files import write_demo
+from mlagents.trainers.tests.learn_helpers import (
+    BASIC_LEARNING,
+    LearnProcess,
+    assert_nothing_left,
+    finish_ok,
+    read_scalars,
+    run_learn,
+)
 
 REPO = Path(__file__).resolve().parents[4]
 BASIC = REPO / "example-envs" / "builds" / "Basic.x86_64"
 EXPERT_BASIC = REPO / "demos" / "ExpertBasic.demo"
-TESTS = Path(__file__).resolve().parent
 
 MEAN_REWARD = re.compile(r"Step: (?P<step>[\d.]+)\. Time Elapsed: [\d.]+ s Mean Reward: (?P<mean>-?[\d.]+)\.")
 
@@ -36,9 +38,7 @@ def mean_rewards(output):
 
 
 def tags(summary_dir):
-    acc = event_accumulator.EventAccumulator(str(summary_dir), size_guidance={event_accumulator.SCALARS: 0})
-    acc.Reload()
-    return set(acc.Tags()["scalars"])
+    return set(read_scalars(summary_dir))
 
 
 def demonstrator_mean_reward(path):
@@ -93,10 +93,7 @@ def test_gail_alone_learns_basic_from_the_shipped_demonstration(tmp_path, free_p
         "--deterministic",
         "--no-graphics",
     )
-    status = run.finish(timeout=300)
-    output = run.output()
-    assert status == 0, output[-4000:]
-    assert_nothing_left([port], pgid=run.pid)
+    output = finish_ok(run, [port], timeout=300)
     target = 0.8 * demonstrator_mean_reward(EXPERT_BASIC)
     assert target > 0.7
     means = mean_rewards(output)
@@ -179,8 +176,8 @@ def corridor_build(folder):
     """An executable that starts the corridor scene like a Unity build."""
     build = folder / "Corridor.x86_64"
     build.write_text(
-        f'#!/bin/sh\ncd "{TESTS}" && exec "{sys.executable}" -m mlagents.example_envs '
-        f'sparse_corridor:SparseCorridor "$@"\n'
+        f'#!/bin/sh\nexec "{sys.executable}" -m mlagents.example_envs '
+        f'mlagents.trainers.tests.sparse_corridor:SparseCorridor "$@"\n'
     )
     build.chmod(0o755)
     return build
@@ -223,8 +220,9 @@ def test_curiosity_finds_the_sparse_reward_that_ppo_alone_misses(tmp_path, free_
             "--deterministic",
         )
     outputs = {}
+    deadline = time.monotonic() + 400  # the two runs run at the same time
     for offset, (name, run) in enumerate(runs.items()):
-        status = run.finish(timeout=400)
+        status = run.finish(timeout=max(0.0, deadline - time.monotonic()))
         outputs[name] = run.output()
         assert status == 0, outputs[name][-4000:]
         assert_nothing_left([port + offset], pgid=run.pid)
@@ -278,8 +276,6 @@ def test_a_demonstration_of_another_brain_stops_the_run(tmp_path, free_port_rang
     """A build that is not a link to the example launcher (here a script that runs Basic): its brains
     are known only once it started, and the mismatch is found when the trainer is built, before the
     first step. (For an example build it is found before the build starts: test_prelaunch.)"""
-    from test_gail import write_demo
-
     write_demo(tmp_path / "other.demo", brain_name="Other", vec=20, actions=(2,), continuous=True)
     write_config(tmp_path / "config.yaml", gail_section(demo_path="other.demo"))
     build = tmp_path / "Basic.x86_64"

@@ -27,8 +27,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from learn_helpers import LearnProcess, assert_nothing_left  # beside the tests, see conftest
-from reward_windows import SUMMARY_LINE, read_windows, rise, summary_lines, trend
+
+from mlagents.trainers.tests.learn_helpers import LearnProcess, assert_nothing_left
+from mlagents.trainers.tests.reward_windows import SUMMARY_LINE, read_windows, rise, summary_lines, trend
 
 REPO = Path(__file__).resolve().parents[4]
 CONFIG = REPO / "config" / "trainer_config.yaml"

@@ -5,7 +5,6 @@ import dataclasses
 import os
 
 import pytest
-from learn_helpers import BASIC_LEARNING  # beside the tests, see conftest
 
 from mlagents.envs.exception import UnityEnvironmentException
 from mlagents.trainers import learn
@@ -23,6 +22,7 @@ from mlagents.trainers.settings import (
     TrainerSettings,
     TrainerSettingsError,
 )
+from mlagents.trainers.tests.learn_helpers import BASIC_LEARNING
 from mlagents.trainers.trainer_util import load_trainer_config
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))

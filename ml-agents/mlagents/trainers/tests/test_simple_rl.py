@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tiny_envs import (  # beside the tests, see conftest
+
+from mlagents.trainers.tests.tiny_envs import (
     Corridor,
     CorridorExpert,
     GoalExpert,

@@ -34,7 +34,7 @@ the best policy scores 1 on each:
 :func:`train` runs the real training loop (:class:`TrainerController.start_learning` through a
 :class:`SimpleEnvManager`, wired like ``mlagents-learn``) and returns the TensorBoard scalars it wrote.
 
-Imported by name from the test modules (the conftest puts this folder on ``sys.path``).
+Imported as ``mlagents.trainers.tests.tiny_envs``.
 """
 
 from __future__ import annotations
@@ -48,7 +48,6 @@ from typing import Any
 
 import numpy as np
 import yaml
-from google.protobuf.internal.encoder import _VarintBytes
 
 from mlagents.envs.base_unity_environment import BaseUnityEnvironment
 from mlagents.envs.brain import AllBrainInfo, BrainInfo, BrainParameters
@@ -58,6 +57,8 @@ from mlagents.envs.communicator_objects import (
     CustomResetParameters,
     DemonstrationMetaProto,
 )
+from mlagents.trainers.tests.demo_files import write_demo_file
+from mlagents.trainers.tests.learn_helpers import read_scalars
 
 # ---------------------------------------------------------------------------------------- environments
 
@@ -529,7 +530,7 @@ def record_demo(
         number_steps=len(records),
         number_episodes=episodes,
         mean_reward=float(np.mean(returns)),
-    ).SerializeToString()
+    )
     brain_proto = BrainParametersProto(
         vector_observation_size=brain.vector_observation_space_size,
         num_stacked_vector_observations=brain.num_stacked_vector_observations,
@@ -538,14 +539,8 @@ def record_demo(
         vector_action_space_type=0 if brain.vector_action_space_type == "discrete" else 1,
         brain_name=name,
         is_training=False,
-    ).SerializeToString()
-    data = bytearray(_VarintBytes(len(meta)) + meta)
-    data += b"\0" * (33 - len(data))
-    data += _VarintBytes(len(brain_proto)) + brain_proto
-    for record in records:
-        raw = record.SerializeToString()
-        data += _VarintBytes(len(raw)) + raw
-    path.write_bytes(bytes(data))
+    )
+    write_demo_file(path, meta, brain_proto, records)
     return path, float(np.mean(returns))
 
 
@@ -596,20 +591,6 @@ class Training:
     def rewards(self, brain: str | None = None) -> list[float]:
         """The mean episode reward of every summary (``Environment/Cumulative Reward``)."""
         return [value for _, value in self.series("Environment/Cumulative Reward", brain)]
-
-
-def read_scalars(folder: Path) -> dict[str, list[tuple[int, float]]]:
-    """Every scalar of the TensorBoard event files in ``folder``: tag -> (step, value) pairs."""
-    from tensorboard.backend.event_processing import event_accumulator
-
-    accumulator = event_accumulator.EventAccumulator(
-        str(folder), size_guidance={event_accumulator.SCALARS: 0}
-    )
-    accumulator.Reload()
-    return {
-        tag: [(event.step, event.value) for event in accumulator.Scalars(tag)]
-        for tag in accumulator.Tags()["scalars"]
-    }
 
 
 def train(

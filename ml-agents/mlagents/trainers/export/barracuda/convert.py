@@ -29,6 +29,7 @@ import numpy as np
 
 from mlagents.trainers.export.barracuda.nn_format import Activation, Layer, LayerType, Model, Tensor
 from mlagents.trainers.export.network import (
+    MASK_EPSILON,
     ConvWeights,
     DenseWeights,
     LSTMWeights,
@@ -294,11 +295,11 @@ def _discrete_head(g: _GraphBuilder, model: NetworkWeights, hidden: str) -> None
         branch = g.channel_slice("strided_slice", action_probs, start, end)
         mask = g.channel_slice("strided_slice", masks, start, end)
         probs = g.activation("Softmax", branch, Activation.Softmax)
-        shifted = g.binary_const("add", LayerType.Add, probs, 1.0e-7)
+        shifted = g.binary_const("add", LayerType.Add, probs, MASK_EPSILON)
         masked = g.binary("mul", LayerType.Mul, shifted, mask)
         total = g.layer("Sum", LayerType.ReduceSum, [masked, g.const("Sum/reduction_indices", 1.0)])
         normalized = g.binary("truediv", LayerType.Div, masked, total)
-        shifted = g.binary_const("add", LayerType.Add, normalized, 1.0e-7)
+        shifted = g.binary_const("add", LayerType.Add, normalized, MASK_EPSILON)
         log_probs.append(g.activation("Log", shifted, Activation.Log))
         start = end
     if len(log_probs) == 1:

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from mlagents.trainers.export.network import (
+    MASK_EPSILON,
     ConvWeights,
     DenseWeights,
     LSTMWeights,
@@ -258,11 +259,11 @@ def _discrete(g: _Graph, model: NetworkWeights, vector: str | None) -> None:
     start = 0
     for layer, size in zip(model.policy_branches, model.action_sizes):
         logits = g.dense(hidden, layer)
-        probs = g.op("Add", [g.op("Softmax", [logits], axis=1), g.const("epsilon", 1.0e-7)])
+        probs = g.op("Add", [g.op("Softmax", [logits], axis=1), g.const("epsilon", MASK_EPSILON)])
         masked = g.op("Mul", [probs, g.columns(masks, start, start + size)])
         total = g.op("ReduceSum", [masked, g.const("axes", [1], np.int64)], keepdims=1)
         normalized = g.op("Div", [masked, total])
-        branch = g.op("Log", [g.op("Add", [normalized, g.const("epsilon", 1.0e-7)])])
+        branch = g.op("Log", [g.op("Add", [normalized, g.const("epsilon", MASK_EPSILON)])])
         log_probs.append(branch)
         actions.append(
             g.op("Cast", [g.op("ArgMax", [branch], axis=1, keepdims=1)], to=g.onnx.TensorProto.FLOAT)
