@@ -271,13 +271,23 @@ def test_learn_on_the_cluster(ray_cluster: RayCluster, tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(540)  # two runs of up to 240 s, one after the other
-def test_deterministic_run_same_as_subprocess_manager(ray_cluster: RayCluster, tmp_path: Path) -> None:
-    """``--deterministic`` with four workers: the run on the two-node cluster (under CPU load)
-    writes the same summaries, every scalar at every step, and the same checkpoints and exported
-    models as the run with worker processes on this machine."""
+@pytest.mark.parametrize("num_envs", [1, 4])
+def test_deterministic_run_same_as_subprocess_manager(
+    ray_cluster: RayCluster, tmp_path: Path, num_envs: int
+) -> None:
+    """``--deterministic`` with one and with four workers: the run on the two-node cluster (under
+    CPU load) writes the same summaries, every scalar at every step, and the same checkpoints and
+    exported models as the run with worker processes on this machine."""
     config = trainer_config(max_steps=600, summary_freq=150, buffer_size=256)
     base_port = find_free_port_range(8)
-    common = ["--train", "--run-id=same", "--seed=5", "--num-envs=4", "--deterministic", f"--env={BASIC}"]
+    common = [
+        "--train",
+        "--run-id=same",
+        "--seed=5",
+        f"--num-envs={num_envs}",
+        "--deterministic",
+        f"--env={BASIC}",
+    ]
     runs = {}
     for index, (name, extra) in enumerate(
         (("processes", []), ("ray", ["--env-manager=ray", f"--ray-address={ray_cluster.address}"]))
@@ -293,12 +303,12 @@ def test_deterministic_run_same_as_subprocess_manager(ray_cluster: RayCluster, t
         else:
             run = LearnProcess(cwd, "config.yaml", *common, f"--base-port={port}", *extra)
             assert run.finish(timeout=240) == 0, run.output()[-4000:]
-        assert_nothing_left(ports=range(port, port + 4), pgid=run.pid)
+        assert_nothing_left(ports=range(port, port + num_envs), pgid=run.pid)
         runs[name] = (summary_scalars(cwd / "summaries"), model_digests(cwd / "models" / "same-0"))
     processes, on_ray = runs["processes"], runs["ray"]
     reward = processes[0][("same_BasicLearning", "Environment/Cumulative Reward")]
     # A summary every 150 global steps, at the trainer's step (which has counted the whole round
-    # of four environment steps by then, as in ML-Agents 0.9).
+    # of environment steps by then, as in ML-Agents 0.9).
     assert [step // 150 for step, _ in reward] == [1, 2, 3, 4]
     assert on_ray[0] == processes[0]
     assert "BasicLearning.nn" in processes[1] and on_ray[1] == processes[1]
