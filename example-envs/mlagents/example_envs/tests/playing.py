@@ -9,7 +9,7 @@ process, a BrainInfo over the wire) to their actions, float32 ``(agents, action 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -17,6 +17,21 @@ from mlagents.envs.environment import UnityEnvironment
 from mlagents.example_envs.sdk.local import LocalEnvironment
 
 Decide = Callable[[Any], np.ndarray]
+Scene = TypeVar("Scene")
+
+
+def scene_of(env: LocalEnvironment, kind: type[Scene]) -> Scene:
+    """The scene of ``env``'s academy, checked to be a ``kind``."""
+    scene = env.academy.scene
+    assert isinstance(scene, kind)
+    return scene
+
+
+def reset_scene(name: str, seed: int, kind: type[Scene]) -> tuple[LocalEnvironment, Scene]:
+    """The example ``name`` in process with ``seed``, reset: (the environment, its ``kind`` scene)."""
+    env = LocalEnvironment(name, seed=seed)
+    env.reset()
+    return env, scene_of(env, kind)
 
 
 def random_actions(

@@ -14,14 +14,9 @@ from mlagents.example_envs.bouncer import (
     BouncerWorld,
 )
 from mlagents.example_envs.sdk.local import LocalEnvironment
+from mlagents.example_envs.tests.playing import scene_of
 
 BRAIN = "BouncerLearning"
-
-
-def scene_of(env: LocalEnvironment) -> Bouncer:
-    scene = env.academy.scene
-    assert isinstance(scene, Bouncer)
-    return scene
 
 
 def test_first_decision_comes_on_landing_with_positions_relative_to_the_origin() -> None:
@@ -46,7 +41,7 @@ def test_jump_is_a_velocity_change_of_ten_per_unit_and_the_next_decision_is_the_
 ) -> None:
     env = LocalEnvironment("Bouncer", seed=1)
     env.reset()
-    scene = scene_of(env)
+    scene = scene_of(env, Bouncer)
     scene.world.banana_position = np.array([0.0, 60.0, 0.0])  # out of reach
     scene.world.place_agent(np.array([-5.0, 1.0, 0.0]))
     start = env.academy.total_step_count
@@ -65,7 +60,7 @@ def test_jump_is_a_velocity_change_of_ten_per_unit_and_the_next_decision_is_the_
 def test_leaving_the_platform_costs_one_and_ends_the_episode() -> None:
     env = LocalEnvironment("Bouncer", seed=2)
     env.reset()
-    scene = scene_of(env)
+    scene = scene_of(env, Bouncer)
     scene.world.banana_position = np.array([0.0, 60.0, 0.0])
     scene.world.place_agent(np.array([15.0, 1.0, 0.0]))
     batch = env.step({BRAIN: np.array([[1.0, -1.0, 0.0]], np.float32)})[BRAIN]
@@ -79,7 +74,7 @@ def test_leaving_the_platform_costs_one_and_ends_the_episode() -> None:
 def test_episode_ends_after_twenty_landings() -> None:
     env = LocalEnvironment("Bouncer", seed=3)
     env.reset()
-    scene = scene_of(env)
+    scene = scene_of(env, Bouncer)
     done_at = None
     for decision in range(1, 25):
         scene.world.banana_position = np.array([0.0, 60.0, 0.0])
@@ -96,7 +91,7 @@ def test_episode_ends_after_twenty_landings() -> None:
 def test_touching_the_banana_pays_one_and_moves_it() -> None:
     env = LocalEnvironment("Bouncer", seed=4)
     env.reset()
-    scene = scene_of(env)
+    scene = scene_of(env, Bouncer)
     scene.world.place_agent(np.array([0.0, 1.0, 0.0]))
     scene.world.banana_position = np.array([0.0, 5.0, 0.0])
     batch = env.step({BRAIN: np.array([[0.0, 0.0, 0.0]], np.float32)})[BRAIN]  # 15 m/s up: apex at 6.7
@@ -125,7 +120,7 @@ def test_banana_scale_sets_the_trigger_box_at_reset() -> None:
 
     env = LocalEnvironment("Bouncer", seed=5)
     env.reset({"banana_scale": 300.0})
-    _, half = scene_of(env).world.banana_box()
+    _, half = scene_of(env, Bouncer).world.banana_box()
     np.testing.assert_allclose(half, [3.0, 3.0, 6.0])
     with pytest.raises(ValueError, match="banana_scale"):
         env.reset({"banana_scale": 0.0})

@@ -9,6 +9,7 @@ import pytest
 
 from mlagents.example_envs.food_collector import FoodCollector, collect_good_food
 from mlagents.example_envs.sdk.local import LocalEnvironment
+from mlagents.example_envs.tests.playing import reset_scene
 
 BRAIN = "BananaLearning"
 BENCHMARK = 10.0
@@ -54,6 +55,14 @@ def clear_area(scene: FoodCollector, area: int) -> None:
     w.place_agents(agents, scene.origins[area] + row, np.zeros(5))
 
 
+def cleared_scene(seed: int) -> tuple[LocalEnvironment, FoodCollector]:
+    """FoodCollector in process with ``seed``, reset, then every area cleared (``clear_area``)."""
+    env, scene = reset_scene("FoodCollector", seed, FoodCollector)
+    for area in range(4):
+        clear_area(scene, area)
+    return env, scene
+
+
 def test_reset_lays_out_five_agents_and_fifty_food_per_area() -> None:
     env = LocalEnvironment("FoodCollector", seed=0)
     batch = env.reset()[BRAIN]
@@ -79,12 +88,8 @@ def test_reset_lays_out_five_agents_and_fifty_food_per_area() -> None:
 
 
 def test_movement_turn_drag_friction_and_damping_above_five_metres_per_second() -> None:
-    env = LocalEnvironment("FoodCollector", seed=1)
-    env.reset()
-    scene: FoodCollector = env.academy.scene
+    env, scene = cleared_scene(1)
     w = scene.world
-    for area in range(4):
-        clear_area(scene, area)
     yaw0 = w.agent_yaws.copy()
     turn = still()
     turn[:, 2] = 2  # +6 degrees per physics step
@@ -113,11 +118,7 @@ def test_movement_turn_drag_friction_and_damping_above_five_metres_per_second() 
 
 
 def test_laser_freezes_the_agent_ahead_for_four_seconds() -> None:
-    env = LocalEnvironment("FoodCollector", seed=2)
-    env.reset()
-    scene: FoodCollector = env.academy.scene
-    for area in range(4):
-        clear_area(scene, area)
+    env, scene = cleared_scene(2)
     w = scene.world
     # agent 0 looks at agent 1, 10 m ahead; agent 2 sits 1.5 m beside agent 0 (overlapped by the cast)
     base = scene.origins[0] + [0.0, 0.0, 0.0]
@@ -144,11 +145,7 @@ def test_laser_freezes_the_agent_ahead_for_four_seconds() -> None:
 
 
 def test_good_food_pays_one_bad_food_costs_one_and_food_reappears() -> None:
-    env = LocalEnvironment("FoodCollector", seed=3)
-    env.reset()
-    scene: FoodCollector = env.academy.scene
-    for area in range(4):
-        clear_area(scene, area)
+    env, scene = cleared_scene(3)
     w = scene.world
     good = np.flatnonzero(w.food_good & (w.food_area == 0))[0]
     bad = np.flatnonzero(~w.food_good & (w.food_area == 0))[0]
@@ -172,9 +169,7 @@ def test_the_academy_ends_every_episode_after_1500_steps() -> None:
 
 
 def test_reset_parameters_take_effect_at_the_next_reset() -> None:
-    env = LocalEnvironment("FoodCollector", seed=5)
-    env.reset()
-    scene: FoodCollector = env.academy.scene
+    env, scene = reset_scene("FoodCollector", 5, FoodCollector)
     env.reset({"agent_scale": 2.0, "laser_length": 3.0})
     w = scene.world
     np.testing.assert_allclose(w.agent_scales, 2.0)

@@ -10,6 +10,7 @@ import pytest
 from mlagents.example_envs.pyramids import SQUARES, Pyramids
 from mlagents.example_envs.pyramids_physics import BrickPyramid
 from mlagents.example_envs.sdk.local import LocalEnvironment
+from mlagents.example_envs.tests.playing import reset_scene
 
 BRAIN = "PyramidsLearning"
 N = 16
@@ -25,10 +26,17 @@ def square_of(local: np.ndarray) -> np.ndarray:
     return np.argmin(((local[:, None, [0, 2]] - SQUARES[None]) ** 2).sum(-1), axis=1)
 
 
+def centre_switches(scene: Pyramids) -> np.ndarray:
+    """Move every switch to the middle of its room; returns the rooms' centres (at y = 0)."""
+    room = square_of(scene.switch_positions - scene.origins)
+    center = scene.origins + np.stack([SQUARES[room, 0], np.zeros(N), SQUARES[room, 1]], 1)
+    scene.switch_positions[:] = center + [0.0, 1.0, 0.0]
+    scene.world.place_switches(np.arange(N), scene.switch_positions)
+    return center
+
+
 def test_reset_shuffles_the_nine_rooms() -> None:
-    env = LocalEnvironment("Pyramids", seed=0)
-    env.reset()
-    scene: Pyramids = env.academy.scene
+    env, scene = reset_scene("Pyramids", 0, Pyramids)
     w = scene.world
     for _ in range(3):
         scene.agent_reset(np.arange(N))
@@ -66,10 +74,7 @@ def test_observation_layout_sees_switch_stones_and_walls() -> None:
     w = scene.world
     # the switch in the middle of its room, the agent 6 m in front of it, facing it: the level
     # ray at 90 degrees (second) sees it 6 - 2 - 0.5 m away
-    room = square_of(scene.switch_positions - scene.origins)
-    center = scene.origins + np.stack([SQUARES[room, 0], np.zeros(N), SQUARES[room, 1]], 1)
-    scene.switch_positions[:] = center + [0.0, 1.0, 0.0]
-    w.place_switches(np.arange(N), scene.switch_positions)
+    center = centre_switches(scene)
     w.place_agents(np.arange(N), center + [0.0, 1.0, -6.0], np.zeros(N))
     obs = env.step({BRAIN: still()})[BRAIN].vector_observations
     ahead = obs[:, :168].reshape(N, 21, RAY)[:, 1]
@@ -78,9 +83,7 @@ def test_observation_layout_sees_switch_stones_and_walls() -> None:
 
 
 def test_moves_drag_and_floor_friction() -> None:
-    env = LocalEnvironment("Pyramids", seed=2)
-    env.reset()
-    scene: Pyramids = env.academy.scene
+    env, scene = reset_scene("Pyramids", 2, Pyramids)
     w = scene.world
     yaw0 = w.agent_yaws.copy()
     env.step({BRAIN: np.full((N, 1), 3.0, np.float32)})
@@ -105,15 +108,10 @@ def test_moves_drag_and_floor_friction() -> None:
 
 
 def test_switch_spawns_the_brick_pyramid_which_stands_until_rammed() -> None:
-    env = LocalEnvironment("Pyramids", seed=3)
-    env.reset()
-    scene: Pyramids = env.academy.scene
+    env, scene = reset_scene("Pyramids", 3, Pyramids)
     w = scene.world
     # the switch in the middle of its room; the agent just in front of it, running at it
-    room = square_of(scene.switch_positions - scene.origins)
-    center = scene.origins + np.stack([SQUARES[room, 0], np.zeros(N), SQUARES[room, 1]], 1)
-    scene.switch_positions[:] = center + [0.0, 1.0, 0.0]
-    w.place_switches(np.arange(N), scene.switch_positions)
+    center = centre_switches(scene)
     w.place_agents(np.arange(N), center + [0.0, 1.0, -2.6], np.zeros(N))
     batch = env.step({BRAIN: np.ones((N, 1), np.float32)})[BRAIN]
     assert scene.switch_on.all() and all(p.active for p in scene.pyramids)
@@ -148,9 +146,7 @@ def test_brick_pyramid_topples_and_touching_the_gold_pays_two_and_ends_the_episo
             velocity = -velocity
     assert pyramid.gold_position[1] < 3.0  # knocked down onto the floor (or a brick)
 
-    env = LocalEnvironment("Pyramids", seed=4)
-    env.reset()
-    scene: Pyramids = env.academy.scene
+    env, scene = reset_scene("Pyramids", 4, Pyramids)
     w = scene.world
     for _ in range(3):
         batch = env.step({BRAIN: still()})[BRAIN]
@@ -185,9 +181,7 @@ def test_step_penalty_and_timeout() -> None:
 
 
 def test_reset_between_switch_and_gold_removes_the_pyramid() -> None:
-    env = LocalEnvironment("Pyramids", seed=8)
-    env.reset()
-    scene: Pyramids = env.academy.scene
+    env, scene = reset_scene("Pyramids", 8, Pyramids)
     scene.switch_on[:] = True
     for a in range(N):
         scene.pyramids[a].spawn(scene.brick_roots[a] - scene.origins[a])

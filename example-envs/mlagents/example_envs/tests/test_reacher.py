@@ -21,15 +21,10 @@ from mlagents.example_envs.reacher import (
     _volumes,
 )
 from mlagents.example_envs.sdk.local import LocalEnvironment
+from mlagents.example_envs.tests.playing import scene_of
 
 BRAIN = "ReacherLearning"
 N = 20
-
-
-def scene_of(env: LocalEnvironment) -> Reacher:
-    scene = env.academy.scene
-    assert isinstance(scene, Reacher)
-    return scene
 
 
 def test_observation_layout_of_the_hanging_arm() -> None:
@@ -148,7 +143,7 @@ def test_reward_while_the_hand_overlaps_the_goal_and_reset_parameters() -> None:
     env.reset({"goal_size": 12.0})  # radius 1 + 6 does not
     batch = env.step({BRAIN: still})[BRAIN]
     np.testing.assert_allclose(batch.rewards, 0.0)
-    scene = scene_of(env)
+    scene = scene_of(env, Reacher)
     assert scene.world.model.opt.gravity[2] == 0.0
     env.reset({"goal_speed": 0.0, "deviation": 2.0, "deviation_freq": 1.0})
     obs = env.step({BRAIN: still})[BRAIN].vector_observations
@@ -162,7 +157,7 @@ def test_reward_while_the_hand_overlaps_the_goal_and_reset_parameters() -> None:
 def test_gravity_pulls_a_raised_arm_down() -> None:
     env = LocalEnvironment("Reacher", seed=3)
     env.reset({"gravity": 9.81})
-    world = scene_of(env).world
+    world = scene_of(env, Reacher).world
     world._qpos[:, 0, 1] = np.pi / 2  # A turned up to horizontal
     world._update_frames()
     before = world.positions()[:, 0, 1].copy()

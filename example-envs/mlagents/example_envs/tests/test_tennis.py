@@ -10,6 +10,7 @@ import pytest
 from mlagents.example_envs.sdk.local import LocalEnvironment
 from mlagents.example_envs.tennis import Tennis
 from mlagents.example_envs.tennis_physics import FLOOR_A, NET, TennisWorld, racket_rest_height
+from mlagents.example_envs.tests.playing import scene_of
 
 BRAIN = "TennisLearning"
 N = 36
@@ -17,12 +18,6 @@ N = 36
 
 def still(k: int = N) -> np.ndarray:
     return np.zeros((k, 2), np.float32)
-
-
-def scene_of(env: LocalEnvironment) -> Tennis:
-    scene = env.academy.scene
-    assert isinstance(scene, Tennis)
-    return scene
 
 
 def park_ball(world: TennisWorld) -> None:
@@ -46,7 +41,7 @@ def test_observations_are_mirrored_for_player_b() -> None:
     np.testing.assert_allclose(frame[0::2, 5], frame[1::2, 5])
     np.testing.assert_allclose(frame[0::2, 5], 6.0, atol=0.01)
     assert np.all((np.abs(frame[:, 4]) >= 6.0) & (np.abs(frame[:, 4]) <= 8.0))
-    world = scene_of(env).world
+    world = scene_of(env, Tennis).world
     np.testing.assert_allclose(frame[0::2, 0], world.racket_positions[:, 0, 0], atol=1e-5)
     np.testing.assert_allclose(frame[1::2, 0], -world.racket_positions[:, 1, 0], atol=1e-5)
 
@@ -54,7 +49,7 @@ def test_observations_are_mirrored_for_player_b() -> None:
 def test_rackets_run_jump_only_from_low_and_stop_at_the_net() -> None:
     env = LocalEnvironment("Tennis", seed=1)
     env.reset()
-    world = scene_of(env).world
+    world = scene_of(env, Tennis).world
     park_ball(world)
     for _ in range(4):  # a 0.35 m drop from the start height
         env.step(still())
@@ -118,7 +113,7 @@ def test_ball_bounces_elastically_off_a_standing_racket_and_the_hit_is_recorded(
 def test_crossing_the_net_pays_the_last_hitter_and_a_fault_ends_the_point() -> None:
     env = LocalEnvironment("Tennis", seed=2)
     env.reset()
-    scene = scene_of(env)
+    scene = scene_of(env, Tennis)
     world = scene.world
     areas = np.arange(18)
     # every ball flies from A's side over the net (leaving the zone above it within 4 steps), A hit it last
@@ -164,7 +159,7 @@ def test_crossing_the_net_pays_the_last_hitter_and_a_fault_ends_the_point() -> N
 def test_fault_table(surface_ball: tuple[float, float], last: int, faulty: int) -> None:
     env = LocalEnvironment("Tennis", seed=3)
     env.reset()
-    scene = scene_of(env)
+    scene = scene_of(env, Tennis)
     world = scene.world
     areas = np.arange(18)
     world.serve(areas, np.tile(surface_ball, (18, 1)))
@@ -189,7 +184,7 @@ def test_surface_codes() -> None:
 def test_reset_parameters_take_effect() -> None:
     env = LocalEnvironment("Tennis", seed=4)
     env.reset({"angle": 30.0, "scale": 2.0, "gravity": 5.0})
-    world = scene_of(env).world
+    world = scene_of(env, Tennis).world
     np.testing.assert_allclose(world.angles, np.tile([30.0, -30.0], (18, 1)))
     np.testing.assert_allclose(world.ball_radius, 1.0)
     assert world.model.opt.gravity[2] == pytest.approx(-5.0)

@@ -12,6 +12,7 @@ import pytest
 
 from mlagents.example_envs import wall_jump_physics as physics
 from mlagents.example_envs.sdk.local import LocalEnvironment
+from mlagents.example_envs.tests.playing import scene_of
 from mlagents.example_envs.wall_jump import (
     BIG_BRAIN,
     JUMP_HEIGHT,
@@ -50,18 +51,12 @@ def random_batch_actions(rng: np.random.Generator, batches) -> dict[str, np.ndar
     return {name: random_actions(rng, len(b.agents)) for name, b in batches.items()}
 
 
-def scene_of(env: LocalEnvironment) -> WallJump:
-    scene = env.academy.scene
-    assert isinstance(scene, WallJump)
-    return scene
-
-
 # ---------------------------------------------------------------- the jump sequence
 def episode_returns(policy: str, decisions: int, seed: int = 0) -> dict[str, list[float]]:
     """Returns of the episodes that ended within ``decisions`` decisions, per brain (like the
     trainers count them: an episode's return goes to the brain that reported its done)."""
     env = LocalEnvironment("WallJump", seed=seed)
-    world = scene_of(env).world
+    world = scene_of(env, WallJump).world
     rng = np.random.default_rng(seed)
     running = np.zeros(N)
     returns: dict[str, list[float]] = {name: [] for name in BRAINS}
@@ -87,7 +82,7 @@ def episode_returns(policy: str, decisions: int, seed: int = 0) -> dict[str, lis
 # ---------------------------------------------------------------- brains
 def test_every_output_has_both_brains_and_all_24_agents_on_the_brain_of_their_wall() -> None:
     env = LocalEnvironment("WallJump", seed=4)
-    scene = scene_of(env)
+    scene = scene_of(env, WallJump)
     batches = env.reset()
     rng = np.random.default_rng(0)
     for _ in range(30):
@@ -110,7 +105,7 @@ def test_every_output_has_both_brains_and_all_24_agents_on_the_brain_of_their_wa
 
 def test_brain_switch_reports_done_to_the_old_brain_and_starts_a_fresh_stack_on_the_new_one() -> None:
     env = LocalEnvironment("WallJump", seed=2)
-    scene = scene_of(env)
+    scene = scene_of(env, WallJump)
     batches = env.step(zero_actions(env.reset()))
     # Agent 0 walks off the platform at once: teleport it behind the back edge.
     scene.world.place_agents(np.array([0]), np.array([[0.0, 1.0, -15.0]]))
@@ -274,7 +269,7 @@ def test_ground_checks_goal_overlap_and_fall_test() -> None:
 
 def test_jump_rises_toward_two_point_seven_five_above_take_off_and_clears_the_small_wall() -> None:
     env = LocalEnvironment("WallJump", seed=0)
-    scene = scene_of(env)
+    scene = scene_of(env, WallJump)
     world = scene.world
     batches = env.reset()
     batches = env.step(zero_actions(batches))
@@ -304,7 +299,7 @@ def test_jump_rises_toward_two_point_seven_five_above_take_off_and_clears_the_sm
 # ---------------------------------------------------------------- observations and rewards
 def test_observation_layout_rays_position_and_ground_flag() -> None:
     env = LocalEnvironment("WallJump", seed=0)
-    scene = scene_of(env)
+    scene = scene_of(env, WallJump)
     world = scene.world
     env.reset()
     areas = np.arange(N)
@@ -331,7 +326,7 @@ def test_observation_layout_rays_position_and_ground_flag() -> None:
 
 def test_rewards_per_decision_goal_and_fall() -> None:
     env = LocalEnvironment("WallJump", seed=1)
-    world = scene_of(env).world
+    world = scene_of(env, WallJump).world
     batches = env.step(zero_actions(env.reset()))
     for batch in batches.values():
         np.testing.assert_allclose(batch.rewards, -0.0025, rtol=1e-4)  # 5 physics steps of -0.0005
@@ -361,7 +356,7 @@ def test_rewards_per_decision_goal_and_fall() -> None:
 
 def test_agent_reset_keeps_the_yaw_and_draws_positions_in_range() -> None:
     env = LocalEnvironment("WallJump", seed=5)
-    world = scene_of(env).world
+    world = scene_of(env, WallJump).world
     env.reset()
     np.testing.assert_allclose(world.agent_yaws(), physics.AGENT_START_YAW)  # the prefab's yaw, never reset
     position, block = world.agent_positions(), world.block_positions()
@@ -374,7 +369,7 @@ def test_agent_reset_keeps_the_yaw_and_draws_positions_in_range() -> None:
 # ---------------------------------------------------------------- reset parameters and curricula
 def test_reset_parameters_set_the_wall_height_of_each_configuration() -> None:
     env = LocalEnvironment("WallJump", seed=3)
-    scene = scene_of(env)
+    scene = scene_of(env, WallJump)
     config = {
         "no_wall_height": 0.5,
         "small_wall_height": 1.5,

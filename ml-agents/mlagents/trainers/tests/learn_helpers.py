@@ -6,6 +6,7 @@ Imported as ``mlagents.trainers.tests.learn_helpers``.
 """
 
 import hashlib
+import json
 import os
 import re
 import signal
@@ -20,6 +21,9 @@ from typing import Any
 import yaml
 
 from mlagents.envs.tests.processes import builds_on_ports, process_group_members
+
+#: The example builds of the repository.
+BUILDS = Path(__file__).resolve().parents[4] / "example-envs" / "builds"
 
 #: The BasicLearning section of the shipped config/trainer_config.yaml merged into its default section.
 BASIC_LEARNING: dict[str, Any] = {
@@ -126,6 +130,45 @@ class LearnProcess:
             if self.process.poll() is None:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
+
+
+def learn_args(
+    env: object,
+    *,
+    base_port: int,
+    run_id: str | None = None,
+    num_envs: int | None = None,
+    seed: int | None = None,
+    config: object = "config.yaml",
+    extra: Iterable[object] = (),
+) -> list[object]:
+    """The arguments of an ``mlagents-learn`` training run without graphics: the trainer config file
+    ``config``, the build ``env`` on ports from ``base_port``, then ``--run-id``, ``--num-envs`` and
+    ``--seed`` where given, then ``extra``."""
+    args: list[object] = [config, f"--env={env}", f"--base-port={base_port}", "--train", "--no-graphics"]
+    if run_id is not None:
+        args.append(f"--run-id={run_id}")
+    if num_envs is not None:
+        args.append(f"--num-envs={num_envs}")
+    if seed is not None:
+        args.append(f"--seed={seed}")
+    return [*args, *extra]
+
+
+#: ``mlagents-learn`` with fault-injection hooks (see that file).
+FAULTY_LEARN = Path(__file__).resolve().parent / "faulty_learn.py"
+
+
+def faulty_learn(cwd: Path, faults: Mapping[str, Any], *args: object, report: bool = False) -> LearnProcess:
+    """``faulty_learn.py *args`` in ``cwd`` with the test hooks ``faults`` (its launch markers in
+    ``cwd / "markers"``); with ``report`` its report goes to ``cwd / "report.json"``."""
+    markers = cwd / "markers"
+    markers.mkdir()
+    hooks = {**faults, "markers": str(markers)}
+    if report:
+        hooks["report"] = str(cwd / "report.json")
+    env = dict(os.environ, MLAGENTS_TEST_FAULTS=json.dumps(hooks))
+    return LearnProcess(cwd, *args, script=FAULTY_LEARN, env=env)
 
 
 def finish_ok(run: LearnProcess, ports: Iterable[int] = (), timeout: float = 150) -> str:

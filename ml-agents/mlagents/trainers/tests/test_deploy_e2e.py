@@ -14,14 +14,15 @@ from mlagents.trainers.ppo.policy import PPOPolicy
 from mlagents.trainers.tests.episode_helpers import episode_rewards
 from mlagents.trainers.tests.learn_helpers import (
     BASIC_LEARNING,
+    BUILDS,
     LearnProcess,
     assert_nothing_left,
     finish_ok,
+    learn_args,
     trainer_config,
 )
 
-REPO = Path(__file__).resolve().parents[4]
-BASIC = REPO / "example-envs" / "builds" / "Basic.x86_64"
+BASIC = BUILDS / "Basic.x86_64"
 STEPS = 3000
 VIDEO_FREQ = 1500
 LEARNING_RATE = 3.0e-3
@@ -43,20 +44,8 @@ def trained(tmp_path_factory, free_port_range):
     config = trainer_config(learning_rate=LEARNING_RATE, max_steps=STEPS, summary_freq=1000)
     (cwd / "config.yaml").write_text(config)
     port = free_port_range(1)
-    run = LearnProcess(
-        cwd,
-        "config.yaml",
-        "--env",
-        BASIC,
-        "--base-port",
-        port,
-        "--train",
-        "--run-id=basic",
-        f"--save-freq={VIDEO_FREQ}",
-        f"--video-freq={VIDEO_FREQ}",
-        "--seed=4",
-        "--no-graphics",
-    )
+    frequencies = [f"--save-freq={VIDEO_FREQ}", f"--video-freq={VIDEO_FREQ}"]
+    run = LearnProcess(cwd, *learn_args(BASIC, base_port=port, run_id="basic", seed=4, extra=frequencies))
     output = finish_ok(run, [port], timeout=300)
     return cwd, output
 
@@ -144,7 +133,7 @@ def test_the_build_runs_the_model_as_python_does(trained, free_port_range):
 def test_a_model_of_another_brain_is_refused_by_the_build(trained):
     cwd, _ = trained
     model = cwd / "models" / "basic-0" / "BasicLearning.nn"
-    ball = REPO / "example-envs" / "builds" / "3DBall.x86_64"
+    ball = BUILDS / "3DBall.x86_64"
     done = subprocess.run(
         [str(ball), "--model", f"3DBallLearning={model}", "--run-steps", "10"],
         capture_output=True,

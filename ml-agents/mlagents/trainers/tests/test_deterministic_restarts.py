@@ -4,8 +4,6 @@ its configuration and seed. One build of two exits after its 150th exchange (the
 the worker id and the restart number, so two such runs, one of them under CPU load, write the same
 summaries and models, byte for byte."""
 
-import json
-import os
 import re
 from pathlib import Path
 
@@ -16,6 +14,8 @@ from mlagents.trainers.tests.learn_helpers import (
     LearnProcess,
     assert_nothing_left,
     cpu_load,
+    faulty_learn,
+    learn_args,
     model_digests,
     summary_scalars,
     trainer_config,
@@ -42,24 +42,16 @@ LOST = re.compile(r"UnityEnvironment worker 1 was lost \(UnityCommunicationExcep
 def start(cwd: Path, base_port: int) -> LearnProcess:
     cwd.mkdir(parents=True)
     (cwd / "config.yaml").write_text(CONFIG)
-    markers = cwd / "markers"
-    markers.mkdir()
-    hooks = {"first_launch_args": {"1": ["--fault-exit-after", "150"]}, "markers": str(markers)}
-    return LearnProcess(
-        cwd,
-        "config.yaml",
-        f"--env={BALL}",
-        "--train",
-        "--run-id=det",
-        "--seed=5",
-        f"--num-envs={NUM_ENVS}",
-        f"--base-port={base_port}",
-        "--no-graphics",
-        "--deterministic",
-        "--restarts-rate-limit-n=-1",
-        script=HERE / "faulty_learn.py",
-        env=dict(os.environ, MLAGENTS_TEST_FAULTS=json.dumps(hooks)),
+    faults = {"first_launch_args": {"1": ["--fault-exit-after", "150"]}}
+    args = learn_args(
+        BALL,
+        base_port=base_port,
+        run_id="det",
+        num_envs=NUM_ENVS,
+        seed=5,
+        extra=["--deterministic", "--restarts-rate-limit-n=-1"],
     )
+    return faulty_learn(cwd, faults, *args)
 
 
 def finish(run: LearnProcess, base_port: int) -> str:

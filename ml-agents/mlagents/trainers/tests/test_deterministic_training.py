@@ -19,6 +19,7 @@ from mlagents.trainers.tests.learn_helpers import (
     LearnProcess,
     cpu_load,
     finish_ok,
+    learn_args,
     model_digests,
     summary_scalars,
 )
@@ -57,20 +58,15 @@ def start(
 ) -> LearnProcess:
     cwd.mkdir(parents=True, exist_ok=True)
     (cwd / "config.yaml").write_text(yaml.safe_dump({"3DBallLearning": {**SECTION, "max_steps": max_steps}}))
-    return LearnProcess(
-        cwd,
-        "config.yaml",
-        f"--env={BALL}",
-        "--train",
-        "--run-id=det",
-        f"--seed={seed}",
-        f"--num-envs={num_envs}",
-        f"--base-port={base_port}",
-        "--save-freq=400",
-        "--no-graphics",
-        "--deterministic",
-        *extra,
+    args = learn_args(
+        BALL,
+        base_port=base_port,
+        run_id="det",
+        num_envs=num_envs,
+        seed=seed,
+        extra=["--save-freq=400", "--deterministic", *extra],
     )
+    return LearnProcess(cwd, *args)
 
 
 #: Seconds a run (or runs started together) may take; a test's own timeout leaves room for its runs.

@@ -19,16 +19,18 @@ import pytest
 from tensorboard.backend.event_processing import event_accumulator
 
 from mlagents.trainers.tests.learn_helpers import (
+    BUILDS,
     LearnProcess,
     assert_nothing_left,
     finish_ok,
+    learn_args,
     leftovers,
     read_scalars,
     trainer_config,
 )
 
 REPO = Path(__file__).resolve().parents[4]
-BASIC = REPO / "example-envs" / "builds" / "Basic.x86_64"
+BASIC = BUILDS / "Basic.x86_64"
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not BASIC.exists(), reason="the Basic build is missing")]
 
@@ -70,27 +72,28 @@ def timer_names(node, prefix=()):
     return names
 
 
+def start_basic(cwd, port, config, *extra):
+    """``mlagents-learn --deterministic`` with the run id ``basic`` on 2 instances of Basic."""
+    return LearnProcess(
+        cwd,
+        *learn_args(
+            BASIC,
+            base_port=port,
+            run_id="basic",
+            num_envs=2,
+            config=config,
+            extra=[*extra, "--deterministic"],
+        ),
+    )
+
+
 @pytest.fixture(scope="module")
 def first_run(tmp_path_factory, free_port_range):
     """Train ``FIRST_RUN_STEPS`` steps with --num-envs=2; returns (cwd, output, base port)."""
     cwd = tmp_path_factory.mktemp("learn")
     (cwd / "config.yaml").write_text(basic_config(FIRST_RUN_STEPS))
     port = free_port_range(2)
-    run = LearnProcess(
-        cwd,
-        "config.yaml",
-        "--env",
-        BASIC,
-        "--num-envs=2",
-        "--base-port",
-        port,
-        "--train",
-        "--run-id=basic",
-        "--save-freq=2000",
-        "--seed=2",
-        "--deterministic",
-        "--no-graphics",
-    )
+    run = start_basic(cwd, port, "config.yaml", "--save-freq=2000", "--seed=2")
     output = finish_ok(run, [port, port + 1])
     return cwd, output, port
 
@@ -180,20 +183,7 @@ def test_load_continues_the_run(first_run, free_port_range, tmp_path):
     shutil.copytree(first_run[0], cwd)
     (cwd / "config_more.yaml").write_text(basic_config(FIRST_RUN_STEPS + 1500))
     port = free_port_range(2)
-    run = LearnProcess(
-        cwd,
-        "config_more.yaml",
-        "--env",
-        BASIC,
-        "--num-envs=2",
-        "--base-port",
-        port,
-        "--train",
-        "--run-id=basic",
-        "--load",
-        "--deterministic",
-        "--no-graphics",
-    )
+    run = start_basic(cwd, port, "config_more.yaml", "--load")
     output = finish_ok(run, [port, port + 1])
     lines = console_lines(output)
     assert len(lines) == 1
@@ -212,18 +202,7 @@ def test_load_continues_the_run(first_run, free_port_range, tmp_path):
 def start_long_run(tmp_path, build, run_id, port):
     """mlagents-learn on ``build`` with 2 instances and a budget it will not reach before it is stopped."""
     (tmp_path / "config.yaml").write_text(basic_config(1.0e6))
-    return LearnProcess(
-        tmp_path,
-        "config.yaml",
-        "--env",
-        build,
-        "--num-envs=2",
-        "--base-port",
-        port,
-        "--train",
-        f"--run-id={run_id}",
-        "--no-graphics",
-    )
+    return LearnProcess(tmp_path, *learn_args(build, base_port=port, run_id=run_id, num_envs=2))
 
 
 def assert_saved_after_interrupt(tmp_path, run, status, run_id, port):
@@ -299,18 +278,7 @@ def test_second_sigterm_stops_a_pass_that_does_not_end(tmp_path, free_port_range
 def test_several_runs(tmp_path, free_port_range):
     (tmp_path / "config.yaml").write_text(basic_config(600, summary_freq=300))
     port = free_port_range(2)
-    run = LearnProcess(
-        tmp_path,
-        "config.yaml",
-        "--env",
-        BASIC,
-        "--num-runs=2",
-        "--base-port",
-        port,
-        "--train",
-        "--run-id=multi",
-        "--no-graphics",
-    )
+    run = LearnProcess(tmp_path, *learn_args(BASIC, base_port=port, run_id="multi", extra=["--num-runs=2"]))
     output = finish_ok(run, [port, port + 1])
     assert "Traceback" not in output
     for sub_id in (0, 1):

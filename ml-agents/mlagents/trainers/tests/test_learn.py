@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mlagents.trainers import learn
-from mlagents.trainers.tests.learn_helpers import leftovers, run_learn, trainer_config
+from mlagents.trainers.tests.learn_helpers import learn_args, leftovers, run_learn, trainer_config
 
 REPO = Path(__file__).resolve().parents[4]
 BASIC = REPO / "example-envs" / "builds" / "Basic.x86_64"
@@ -324,17 +324,7 @@ def test_brain_without_configuration_found_after_the_environment_started(tmp_pat
     """Which brains an environment has is known only once it runs."""
     (tmp_path / "config.yaml").write_text(valid_config().replace("default:", "OtherLearning:"))
     port = free_port_range(2)
-    status, _, err = run_learn(
-        tmp_path,
-        "config.yaml",
-        "--env",
-        BASIC,
-        "--num-envs=2",
-        "--base-port",
-        port,
-        "--train",
-        "--no-graphics",
-    )
+    status, _, err = run_learn(tmp_path, *learn_args(BASIC, base_port=port, num_envs=2))
     assert_one_clear_error(
         status, err, "The trainer config has no section for the brain BasicLearning and no 'default' section."
     )
@@ -363,55 +353,46 @@ def test_sampler_file_errors_before_launch(tmp_path, sampler, message):
 
 @pytest.mark.slow
 @needs_basic
-def test_sampler_for_an_unknown_reset_parameter(tmp_path, free_port_range):
+@pytest.mark.parametrize(
+    "files, extra, message",
+    [
+        pytest.param(
+            {
+                "sampler.yaml": "resampling-interval: 100\nmass:\n  sampler-type: uniform\n  min_value: 1\n  max_value: 2\n"
+            },
+            ["--sampler", "sampler.yaml"],
+            "The sampler file sampler.yaml names reset parameters the environment does not have: mass.",
+            id="sampler-for-an-unknown-reset-parameter",
+        ),
+        pytest.param(
+            {},
+            ["--load", "--run-id=never"],
+            "The model ./models/never-0/BasicLearning could not be found. Make sure you specified the right --run-id",
+            id="load-without-a-checkpoint",
+        ),
+        pytest.param(
+            {
+                "curricula/NotABrain.json": '{"measure": "progress", "thresholds": [0.5], "min_lesson_length": 1, '
+                '"signal_smoothing": false, "parameters": {}}'
+            },
+            ["--curriculum", "curricula"],
+            "One of the curricula defined in curricula does not have a corresponding Brain",
+            id="curriculum-for-an-unknown-brain",
+        ),
+    ],
+)
+def test_errors_of_a_run_on_basic(tmp_path, free_port_range, files, extra, message):
+    """A valid config on Basic with ``files`` (path: text) beside it and the options ``extra``: one
+    clear error, no build left behind."""
     (tmp_path / "config.yaml").write_text(VALID_CONFIG)
-    (tmp_path / "sampler.yaml").write_text(
-        "resampling-interval: 100\nmass:\n  sampler-type: uniform\n  min_value: 1\n  max_value: 2\n"
-    )
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
     port = free_port_range(2)
     status, _, err = run_learn(
-        tmp_path, "config.yaml", "--env", BASIC, "--base-port", port, "--sampler", "sampler.yaml", "--train"
+        tmp_path, "config.yaml", "--env", BASIC, "--base-port", port, "--train", *extra
     )
-    assert_one_clear_error(
-        status,
-        err,
-        "The sampler file sampler.yaml names reset parameters the environment does not have: mass.",
-    )
-    assert leftovers([port]) == []
-
-
-@pytest.mark.slow
-@needs_basic
-def test_load_without_a_checkpoint(tmp_path, free_port_range):
-    (tmp_path / "config.yaml").write_text(VALID_CONFIG)
-    port = free_port_range(2)
-    status, _, err = run_learn(
-        tmp_path, "config.yaml", "--env", BASIC, "--base-port", port, "--train", "--load", "--run-id=never"
-    )
-    assert_one_clear_error(
-        status,
-        err,
-        "The model ./models/never-0/BasicLearning could not be found. Make sure you specified the right --run-id",
-    )
-    assert leftovers([port]) == []
-
-
-@pytest.mark.slow
-@needs_basic
-def test_curriculum_for_an_unknown_brain(tmp_path, free_port_range):
-    (tmp_path / "config.yaml").write_text(VALID_CONFIG)
-    (tmp_path / "curricula").mkdir()
-    (tmp_path / "curricula" / "NotABrain.json").write_text(
-        '{"measure": "progress", "thresholds": [0.5], "min_lesson_length": 1, "signal_smoothing": false, '
-        '"parameters": {}}'
-    )
-    port = free_port_range(2)
-    status, _, err = run_learn(
-        tmp_path, "config.yaml", "--env", BASIC, "--base-port", port, "--curriculum", "curricula", "--train"
-    )
-    assert_one_clear_error(
-        status, err, "One of the curricula defined in curricula does not have a corresponding Brain"
-    )
+    assert_one_clear_error(status, err, message)
     assert leftovers([port]) == []
 
 

@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from mlagents.trainers.tests.learn_helpers import (
-    LearnProcess,
     assert_nothing_left,
+    faulty_learn,
+    learn_args,
     leftovers,
     read_scalars,
     trainer_config,
@@ -35,16 +36,6 @@ RESTART_LINE = re.compile(
     r"The environment's log: (\S+)$",
     re.MULTILINE,
 )
-
-
-def faulty_learn(cwd: Path, faults: dict, *args: object) -> LearnProcess:
-    """``faulty_learn.py *args`` in ``cwd`` with the test hooks ``faults``; its report goes to
-    ``cwd / "report.json"``."""
-    markers = cwd / "markers"
-    markers.mkdir()
-    hooks = {**faults, "markers": str(markers), "report": str(cwd / "report.json")}
-    env = dict(os.environ, MLAGENTS_TEST_FAULTS=json.dumps(hooks))
-    return LearnProcess(cwd, *args, script=HERE / "faulty_learn.py", env=env)
 
 
 @pytest.mark.timeout(720)  # up to 240 s to step 400, then up to 400 s to the end
@@ -71,21 +62,10 @@ def test_training_goes_on_after_a_killed_and_a_hung_build(tmp_path, free_port_ra
         "args": ["--frame-time-ms", "10"],
         "exchange_timeout": 3.0,
     }
-    run = faulty_learn(
-        tmp_path,
-        faults,
-        "config.yaml",
-        "--env",
-        BALL,
-        "--num-envs=4",
-        "--base-port",
-        port,
-        "--train",
-        "--run-id=faults",
-        "--seed=1",
-        "--no-graphics",
-        "--restarts-rate-limit-n=-1",
+    args = learn_args(
+        BALL, base_port=port, run_id="faults", num_envs=4, seed=1, extra=["--restarts-rate-limit-n=-1"]
     )
+    run = faulty_learn(tmp_path, faults, *args, report=True)
     try:
         # The first summary: with four workers the step count crosses 400 by up to 3 steps at once.
         run.wait_for(r"Step: 40[0-3]\.", timeout=240)
@@ -124,20 +104,8 @@ def test_past_the_limit_the_run_saves_and_ends_with_one_error(tmp_path, free_por
     (tmp_path / "config.yaml").write_text(trainer_config(max_steps=1.0e6, summary_freq=200))
     port = free_port_range(2)
     faults = {"first_launch_args": {"1": ["--fault-exit-after", "150"]}}
-    run = faulty_learn(
-        tmp_path,
-        faults,
-        "config.yaml",
-        "--env",
-        BASIC,
-        "--num-envs=2",
-        "--base-port",
-        port,
-        "--train",
-        "--run-id=limit",
-        "--no-graphics",
-        "--max-lifetime-restarts=0",
-    )
+    args = learn_args(BASIC, base_port=port, run_id="limit", num_envs=2, extra=["--max-lifetime-restarts=0"])
+    run = faulty_learn(tmp_path, faults, *args, report=True)
     status = run.finish(timeout=300)
     output = run.output()
     assert status == 1, output[-4000:]

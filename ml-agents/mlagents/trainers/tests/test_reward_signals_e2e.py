@@ -22,6 +22,7 @@ from mlagents.trainers.tests.learn_helpers import (
     LearnProcess,
     assert_nothing_left,
     finish_ok,
+    learn_args,
     read_scalars,
     run_learn,
 )
@@ -130,18 +131,8 @@ def test_curiosity_and_gail_through_the_command(tmp_path, free_port_range):
     )
     write_config(tmp_path / "signals.yaml", section)
     port = free_port_range(2)
-    status, _, err = run_learn(
-        tmp_path,
-        "signals.yaml",
-        f"--env={BASIC}",
-        "--train",
-        "--run-id=signals",
-        "--num-envs=2",
-        f"--base-port={port}",
-        "--seed=1",
-        "--deterministic",
-        "--no-graphics",
-    )
+    args = learn_args(BASIC, base_port=port, run_id="signals", num_envs=2, seed=1, config="signals.yaml")
+    status, _, err = run_learn(tmp_path, *args, "--deterministic")
     assert status == 0, err[-4000:]
     assert "Traceback" not in err
     assert len(mean_rewards(err)) == 2, err[-3000:]
