@@ -20,7 +20,7 @@ setup(
         "tqdm>=4.60",
     ],
     extras_require={
-        # pip install mlagents[ray]: environment workers on Ray (mlagents-learn --env-manager=ray)
+        # pip install -e "./ml-agents[ray]": environment workers on Ray (mlagents-learn --env-manager=ray)
         "ray": ["mlagents_envs[ray]==0.9.3"],
         "onnx": ["onnx>=1.14", "onnxruntime>=1.14"],
         "video": ["mlagents_example_envs[video]==0.9.3"],
