@@ -1,4 +1,5 @@
-"""``python -m mlagents.example_envs <Name> [Unity arguments]``: run an example like a Unity build."""
+"""``python -m mlagents.example_envs <Name> [Unity arguments]``: run an example like a Unity build
+(``--help`` lists the options)."""
 
 import sys
 

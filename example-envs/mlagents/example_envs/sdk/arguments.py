@@ -3,7 +3,10 @@
 Read by the launcher (``cli.py``: ``python -m mlagents.example_envs <Name> [arguments]``, which
 every ``example-envs/builds/<Name>.x86_64`` runs), by its ``--record-video`` mode, and by
 :func:`mlagents.example_envs.describe_build` (the brains a build would show Python, known without
-starting it). Unknown arguments are ignored, as a Unity player ignores them.
+starting it). Every option is declared, with its one-line help, in :func:`launcher_parser`
+(``--help`` prints them: :func:`launcher_help`). A single-dash argument the build does not know is
+a Unity player option (``-logFile FILE``, ``-screen-width 640``): accepted and ignored with the
+word after it; an unknown ``--option`` or a stray word is refused (:func:`refused_argument`).
 
 Accepted like a Unity player: ``--port N`` (default 5005, also when it cannot be parsed),
 ``-nographics``, ``-batchmode``; the test hooks ``--frame-time-ms MS``,
@@ -45,14 +48,21 @@ from .video import VideoOptions
 __all__ = [
     "BUILD_ARGS_VARIABLE",
     "DEFAULT_PORT",
+    "USAGE",
+    "VIDEO_ONLY_OPTIONS",
     "VideoRequest",
     "brain_settings",
     "build_arguments",
+    "launcher_help",
+    "launcher_parser",
     "parse_assignment",
     "parse_brain_type",
     "parse_options",
+    "refused_argument",
     "settings_from_options",
+    "video_parser",
     "video_request",
+    "wants_help",
 ]
 
 #: Environment variable with extra build arguments (shell syntax), read before the command line.
@@ -62,26 +72,203 @@ logger = logging.getLogger("mlagents.example_envs")
 
 
 # ------------------------------------------------------------------ the build's options
-def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    parser.add_argument("--port", default=None)
-    parser.add_argument("-nographics", action="store_true")
-    parser.add_argument("-batchmode", action="store_true")
-    parser.add_argument("--frame-time-ms", type=float, default=0.0)
-    parser.add_argument("--fault-exit-after", type=int, default=None)
-    parser.add_argument("--fault-hang-after", type=int, default=None)
-    parser.add_argument("--fault-never-connect", action="store_true")
-    parser.add_argument("--api-version", default=None)
-    parser.add_argument("--brain-type", action="append", default=[])
-    parser.add_argument("--model", action="append", default=[])
-    parser.add_argument("--broadcast", action="append", default=[])
-    parser.add_argument("--record-demo", action="append", default=[])
-    parser.add_argument("--teacher", action="append", default=[])
-    parser.add_argument("--demo-folder", default="Demonstrations")
-    parser.add_argument("--demo-steps", default="0")
-    parser.add_argument("--run-steps", default="0")
-    parser.add_argument("--seed", default="0")
+#: How to call a build, at the top of ``--help`` and of argparse's errors.
+USAGE = (
+    "python -m mlagents.example_envs <Name | package.module:Class> [options]\n"
+    "       example-envs/builds/<Name>.x86_64 [options]"
+)
+
+#: Read only with ``--record-video`` (which also reads ``--model``, ``--brain-type`` and ``--seed``).
+VIDEO_ONLY_OPTIONS = ("--episodes", "--max-episode-steps", "--video-size", "--frame-skip")
+
+#: The rule for arguments the build does not know, printed by ``--help``.
+OTHER_ARGUMENTS = (
+    "Other arguments: one that starts with a single dash is a Unity player option (-logFile FILE, "
+    "-screen-width 640, -screen-fullscreen 0, -force-glcore, ...): it is accepted and ignored, "
+    "with the value that follows it; an unknown --option or a stray word is an error (exit 2). "
+    f"${BUILD_ARGS_VARIABLE} holds more options (shell syntax), read before the command line's."
+)
+
+
+def launcher_parser() -> argparse.ArgumentParser:
+    """Every option a build accepts, each with its one-line help (``--help`` prints them all).
+
+    The video options are parsed again, with their checks, by :func:`video_parser`.
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m mlagents.example_envs", usage=USAGE, add_help=False, allow_abbrev=False
+    )
+    unity = parser.add_argument_group("Unity player")
+    unity.add_argument(
+        "--port", default=None, metavar="N", help=f"port of the Python side (default {DEFAULT_PORT})"
+    )
+    unity.add_argument("-nographics", action="store_true", help="accepted (nothing is drawn on screen)")
+    unity.add_argument("-batchmode", action="store_true", help="accepted (the build never waits for input)")
+    brains = parser.add_argument_group("brains (a scene's brain assets and Broadcast Hub; repeatable)")
+    brains.add_argument(
+        "--brain-type",
+        action="append",
+        default=[],
+        metavar="BRAIN=KIND[:ARG]",
+        help="who decides for BRAIN: external (Python, the default), heuristic, player[:realtime|turns], "
+        "inference:PATH or a registered kind",
+    )
+    brains.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="BRAIN=PATH",
+        help="short for --brain-type BRAIN=inference:PATH: BRAIN acts from an exported .nn model",
+    )
+    brains.add_argument(
+        "--broadcast",
+        action="append",
+        default=[],
+        metavar="BRAIN",
+        help="Python also sees BRAIN although the build decides for it",
+    )
+    brains.add_argument(
+        "--teacher",
+        action="append",
+        default=[],
+        metavar="TEACHER=BRAIN",
+        help="add a heuristic, broadcast brain TEACHER on a copy of BRAIN's agents (online imitation)",
+    )
+    demos = parser.add_argument_group("demonstrations")
+    demos.add_argument(
+        "--record-demo",
+        action="append",
+        default=[],
+        metavar="BRAIN=NAME",
+        help="record BRAIN's decisions to <folder>/NAME.demo (repeatable)",
+    )
+    demos.add_argument(
+        "--demo-folder",
+        default="Demonstrations",
+        metavar="DIR",
+        help="where recordings go (default Demonstrations)",
+    )
+    demos.add_argument(
+        "--demo-steps",
+        default="0",
+        metavar="N",
+        help="decisions per recording (default 0: until the build stops)",
+    )
+    alone = parser.add_argument_group("a build whose brains Python does not see runs on its own")
+    alone.add_argument(
+        "--run-steps", default="0", metavar="N", help="stop after N academy steps (default 0: never)"
+    )
+    alone.add_argument(
+        "--seed", default="0", metavar="S", help="random seed (default 0; also of --record-video)"
+    )
+    video = parser.add_argument_group(
+        "video (run in this process without Python and write a video; reads --model, --brain-type, --seed)"
+    )
+    video.add_argument("--record-video", default=None, metavar="PATH", help="the .mp4 or .gif file to write")
+    video.add_argument(
+        "--episodes", default=None, metavar="N", help="episodes of the first agent (default 1)"
+    )
+    video.add_argument(
+        "--max-episode-steps", default=None, metavar="N", help="cut an episode after N steps (default 500)"
+    )
+    video.add_argument("--video-size", default=None, metavar="WxH", help="frame size (default 320x240)")
+    video.add_argument(
+        "--frame-skip", default=None, metavar="N", help="academy steps per frame (default 2: 25 fps)"
+    )
+    hooks = parser.add_argument_group("test hooks")
+    hooks.add_argument(
+        "--frame-time-ms",
+        type=float,
+        default=0.0,
+        metavar="MS",
+        help="sleep MS milliseconds per academy step (a fixed frame cost, for benchmarks)",
+    )
+    hooks.add_argument(
+        "--api-version", default=None, metavar="STR", help="report this protocol version at start-up"
+    )
+    hooks.add_argument(
+        "--fault-exit-after",
+        type=int,
+        default=None,
+        metavar="K",
+        help="exit at once after K exchanges (a crash)",
+    )
+    hooks.add_argument(
+        "--fault-hang-after",
+        type=int,
+        default=None,
+        metavar="K",
+        help="stop answering after K exchanges (a hang)",
+    )
+    hooks.add_argument("--fault-never-connect", action="store_true", help="never connect to Python")
     return parser
+
+
+def launcher_help(examples: Sequence[str] = ()) -> str:
+    """The text of ``--help``: the usage, every option on one line, the rule for other arguments."""
+    parser = launcher_parser()
+    groups = [
+        (group.title or "", list(group._group_actions))
+        for group in parser._action_groups
+        if group._group_actions
+    ]
+    rows = [("-h, --help", "print this help and exit")]
+    sections: list[tuple[str, list[tuple[str, str]]]] = [("help", rows)]
+    for title, actions in groups:
+        lines = []
+        for action in actions:
+            invocation = ", ".join(action.option_strings)
+            if action.nargs != 0:
+                invocation += f" {action.metavar or action.dest.upper()}"
+            lines.append((invocation, action.help or ""))
+        sections.append((title, lines))
+    width = max(len(invocation) for _, lines in sections for invocation, _ in lines) + 2
+    text = [
+        f"usage: {USAGE}",
+        "",
+        "Runs an example scene like a Unity build: it connects to Python (UnityEnvironment, "
+        "mlagents-learn) on --port, or runs on its own.",
+    ]
+    for title, lines in sections:
+        text += ["", f"{title}:"]
+        text += [f"  {invocation:<{width}}{help_}" for invocation, help_ in lines]
+    text += ["", OTHER_ARGUMENTS]
+    if examples:
+        text += ["", f"Known examples: {', '.join(examples)}."]
+    return "\n".join(text) + "\n"
+
+
+def wants_help(arguments: Sequence[str]) -> bool:
+    """Whether ``arguments`` ask for the help (``-h`` or ``--help`` anywhere)."""
+    return any(argument in ("-h", "--help") for argument in arguments)
+
+
+def refused_argument(arguments: Sequence[str], video: bool = False) -> str | None:
+    """A one-line message for the first argument a build refuses, or None when it takes them all.
+
+    Refused: an unknown ``--option``, a word that is no option's value, a video option without
+    ``--record-video`` (``video`` false). A single-dash argument the build does not know is a Unity
+    player option, ignored with the word that follows it.
+
+    :raises SystemExit: (status 2) when argparse refuses a known option's value.
+    """
+    known, extras = launcher_parser().parse_known_args(list(arguments))
+    see = "run with --help to see the options"
+    after_unity_option = False
+    for argument in extras:
+        if argument.startswith("--"):
+            return f"Unknown option {argument.partition('=')[0]} ({see})."
+        if argument.startswith("-") and argument != "-":
+            after_unity_option = True
+            continue
+        if not after_unity_option:
+            return f"Unexpected argument {argument!r}: it is no option's value ({see})."
+        after_unity_option = False
+    if not video:
+        for option in VIDEO_ONLY_OPTIONS:
+            if getattr(known, option[2:].replace("-", "_")) is not None:
+                return f"{option} is only read with --record-video ({see})."
+    return None
 
 
 def _count(option: str, text: str) -> int:
@@ -157,7 +344,7 @@ def brain_settings(arguments: Sequence[str], scene: type[Scene] | None = None) -
 
     :raises BrainSetupError: a malformed value, an unknown brain or kind, a refused kind.
     """
-    known, _unknown = _build_parser().parse_known_args(list(arguments))
+    known, _unknown = launcher_parser().parse_known_args(list(arguments))
     settings = settings_from_options(
         known.brain_type + [_model_as_brain_type(text) for text in known.model],
         known.broadcast,
@@ -194,11 +381,12 @@ def build_arguments(arguments: Sequence[str]) -> list[str]:
 
 
 def parse_options(arguments: Sequence[str]) -> ClientOptions:
-    """Build options from Unity-style arguments (unknown ones are ignored).
+    """Build options from Unity-style arguments (others are ignored here: the launcher refuses the
+    ones :func:`refused_argument` names before it reads them).
 
     :raises SystemExit: (status 2) when a test-hook flag has a malformed value.
     """
-    known, _unknown = _build_parser().parse_known_args(list(arguments))
+    known, _unknown = launcher_parser().parse_known_args(list(arguments))
     port = DEFAULT_PORT
     if known.port is not None:
         try:

@@ -4,8 +4,9 @@ The entry point of every ``example-envs/builds/<Name>.x86_64``. ``<Name>`` is a 
 the scene catalogue (``3DBall``; the example environments register theirs when
 ``mlagents.example_envs.registry`` is imported, as ``python -m mlagents.example_envs`` does) or
 ``package.module:Class`` for your own scene. The arguments (Unity's, the brain types, recording,
-``$MLAGENTS_BUILD_ARGS``) are read by ``arguments.py``; a wrong brain name or kind exits with
-status 2 and a one-line message. With ``--record-video PATH`` the scene runs in this process
+``$MLAGENTS_BUILD_ARGS``) are read by ``arguments.py``; ``-h``/``--help`` prints every option and
+exits 0 without starting anything; an unknown ``--option`` (single-dash Unity player options are
+ignored), a wrong brain name or kind exits with status 2 and a one-line message. With ``--record-video PATH`` the scene runs in this process
 without Python and a video of it is written instead (:func:`video_main`).
 """
 
@@ -17,7 +18,16 @@ import sys
 import time
 from collections.abc import Sequence
 
-from .arguments import brain_settings, build_arguments, parse_options, video_request
+from .arguments import (
+    USAGE,
+    brain_settings,
+    build_arguments,
+    launcher_help,
+    parse_options,
+    refused_argument,
+    video_request,
+    wants_help,
+)
 from .brains import BrainSetupError
 from .catalogue import registered_scenes, resolve_scene
 from .client import run_client
@@ -42,12 +52,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the example named by the first argument; returns the exit status."""
     arguments = list(sys.argv[1:] if argv is None else argv)
     _configure_logging()
-    known = ", ".join(sorted(registered_scenes()))
+    examples = sorted(registered_scenes())
+    if wants_help(arguments):
+        # Before the scene is resolved or anything starts: the help names every option.
+        sys.stdout.write(launcher_help(examples))
+        return 0
     if not arguments or arguments[0].startswith("-"):
         sys.stderr.write(
-            "usage: python -m mlagents.example_envs <Name | package.module:Class> [--port N] "
-            "[-nographics] [-batchmode]\n"
-            f"Known examples: {known}.\n"
+            f"usage: {USAGE}\n"
+            "The first argument is the example's name; run with --help to see the options.\n"
+            f"Known examples: {', '.join(examples)}.\n"
         )
         return 2
     name = arguments[0]
@@ -57,9 +71,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"{error.args[0]}\n")
         return 2
     if "--record-video" in arguments:
+        refused = refused_argument(arguments[1:], video=True)
+        if refused is not None:
+            sys.stderr.write(f"{refused}\n")
+            return 2
         return video_main(scene, arguments[1:])
     try:
         build_args = build_arguments(arguments[1:])
+        refused = refused_argument(build_args)
+        if refused is not None:
+            sys.stderr.write(f"{refused}\n")
+            return 2
         settings = brain_settings(build_args, scene)
     except BrainSetupError as error:
         sys.stderr.write(f"{error}\n")

@@ -73,7 +73,7 @@ def test_launcher_and_symlink_are_executable():
 
 def test_basic_build_full_session(python_side, processes):
     process = processes(
-        "--port", str(python_side.port), "-nographics", "-batchmode", "--unknown", "x", env=build_env()
+        "--port", str(python_side.port), "-nographics", "-batchmode", "-logFile", "x", env=build_env()
     )
     init = python_side.handshake(seed=7).unity_output.rl_initialization_output
     assert init.name == "Academy"
