@@ -88,8 +88,11 @@ def test_ci_runs_the_test_command_of_the_readme() -> None:
 def test_every_page_is_in_the_index() -> None:
     index = (REPO / "docs" / "Readme.md").read_text()
     linked = set(re.findall(r"\]\(([^)#]+\.md)", index))
+    # Redirect stubs at v0.9's page names point to their page and stay out of the index.
     missing = [
-        p.name for p in sorted((REPO / "docs").glob("*.md")) if p.name != "Readme.md" and p.name not in linked
+        p.name
+        for p in sorted((REPO / "docs").glob("*.md"))
+        if p.name != "Readme.md" and p.name not in linked and not p.read_text().startswith("<!-- redirect:")
     ]
     assert not missing, f"pages not linked from docs/Readme.md: {missing}"
 
