@@ -33,6 +33,7 @@ from .box_arena import (
     EVENT_MARGIN,
     EVENT_RELEASE,
     PLANAR_SLIDES,
+    STATIC_COLLIDER,
     TIMESTEP,
     AreaBox,
     box_geom,
@@ -202,7 +203,6 @@ class PlanarPyramidsWorld:
 
     def _xml(self) -> str:
         static, bodies = [], []
-        static_attrs = {"contype": 1, "conaffinity": 0}
         for a, origin in enumerate(self.origins):
             static.extend(wall_prisms(WALLS, origin, a))
             bodies.append(
@@ -212,7 +212,7 @@ class PlanarPyramidsWorld:
                     (0.0, 0.0),
                     (SWITCH_HALF[0], SWITCH_HALF[2]),
                     gap=EVENT_RELEASE,
-                    **static_attrs,
+                    **STATIC_COLLIDER,
                 )
                 + "</body>"
             )
@@ -224,7 +224,7 @@ class PlanarPyramidsWorld:
                         f"stone{a}_{s}",
                         ((x0 + x1) / 2, (z0 + z1) / 2),
                         ((x1 - x0) / 2, (z1 - z0) / 2),
-                        **static_attrs,
+                        **STATIC_COLLIDER,
                     )
                     + "</body>"
                 )
