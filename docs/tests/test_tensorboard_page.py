@@ -6,6 +6,7 @@ import ast
 import re
 from pathlib import Path
 
+from mlagents.trainers.components.reward_signals import signal_tags
 from mlagents.trainers.settings import REWARD_SIGNAL_KINDS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,11 +29,7 @@ def tags_in_code() -> set[str]:
 
 
 def reward_signal_tags() -> set[str]:
-    tags = set()
-    for kind in REWARD_SIGNAL_KINDS.values():
-        short_name = kind.class_name.replace("RewardSignal", "")
-        tags |= {f"Policy/{short_name} Reward", f"Policy/{short_name} Value Estimate"}
-    return tags
+    return {tag for kind in REWARD_SIGNAL_KINDS.values() for tag in signal_tags(kind.class_name)}
 
 
 def test_every_tag_the_trainers_write_is_on_the_page() -> None:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from mlagents.trainers.adam import Adam
     from mlagents.trainers.models import LearningModel
 
-__all__ = ["LearnedRewardSignal", "RewardSignal", "RewardSignalResult", "SignalPolicy"]
+__all__ = ["LearnedRewardSignal", "RewardSignal", "RewardSignalResult", "SignalPolicy", "signal_tags"]
 
 
 class SignalPolicy(Protocol):
@@ -46,6 +46,13 @@ class RewardSignalResult(NamedTuple):
 
     scaled_reward: np.ndarray
     unscaled_reward: np.ndarray
+
+
+def signal_tags(class_name: str) -> tuple[str, str]:
+    """The TensorBoard tags of the reward signal class ``class_name``: ``Policy/<Short> Reward``
+    and ``Policy/<Short> Value Estimate``, Short being the class name without ``RewardSignal``."""
+    short_name = class_name.replace("RewardSignal", "")
+    return f"Policy/{short_name} Reward", f"Policy/{short_name} Value Estimate"
 
 
 class RewardSignal(abc.ABC):
@@ -68,9 +75,7 @@ class RewardSignal(abc.ABC):
     def __init__(
         self, policy: SignalPolicy, policy_model: LearningModel, strength: float, gamma: float
     ) -> None:
-        short_name = self.__class__.__name__.replace("RewardSignal", "")
-        self.stat_name = f"Policy/{short_name} Reward"
-        self.value_name = f"Policy/{short_name} Value Estimate"
+        self.stat_name, self.value_name = signal_tags(self.__class__.__name__)
         self.policy = policy
         self.policy_model = policy_model
         self.strength = strength
