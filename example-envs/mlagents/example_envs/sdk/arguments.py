@@ -36,8 +36,9 @@ import argparse
 import logging
 import os
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .brains import BrainSettings, BrainSetupError
 from .client import DEFAULT_PORT, ClientOptions
@@ -78,8 +79,51 @@ USAGE = (
     "       example-envs/builds/<Name>.x86_64 [options]"
 )
 
-#: Read only with ``--record-video`` (which also reads ``--model``, ``--brain-type`` and ``--seed``).
-VIDEO_ONLY_OPTIONS = ("--episodes", "--max-episode-steps", "--video-size", "--frame-skip")
+
+def _size(text: str) -> tuple[int, int]:
+    width, _, height = text.lower().partition("x")
+    try:
+        size = int(width), int(height)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--video-size takes WIDTHxHEIGHT (e.g. 320x240), not {text!r}"
+        ) from None
+    if min(size) < 16 or max(size) > 4096:
+        raise argparse.ArgumentTypeError(f"--video-size {text}: each side must be 16..4096 pixels")
+    return size
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a whole number is expected, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"a number >= 1 is expected, not {value}")
+    return value
+
+
+#: The options read only with ``--record-video`` (which also reads ``--model``, ``--brain-type`` and
+#: ``--seed``): flag, value check, default, metavar, help.
+VIDEO_ARGUMENTS: tuple[tuple[str, Callable[[str], Any], Any, str, str], ...] = (
+    ("--episodes", _positive, 1, "N", "episodes of the first agent (default 1)"),
+    ("--max-episode-steps", _positive, 500, "N", "cut an episode after N steps (default 500)"),
+    ("--video-size", _size, (320, 240), "WxH", "frame size (default 320x240)"),
+    ("--frame-skip", _positive, 2, "N", "academy steps per frame (default 2: 25 fps)"),
+)
+VIDEO_ONLY_OPTIONS = tuple(flag for flag, *_ in VIDEO_ARGUMENTS)
+
+
+def _add_video_options(add_argument: Callable[..., object], checked: bool) -> None:
+    """Declare :data:`VIDEO_ARGUMENTS` through ``add_argument`` (of a parser or group): with their value checks and defaults
+    (``checked``, for recording) or as plain strings defaulting to None (the launcher, which only
+    needs to know them)."""
+    for flag, check, default, metavar, help_text in VIDEO_ARGUMENTS:
+        if checked:
+            add_argument(flag, type=check, default=default, metavar=metavar, help=help_text)
+        else:
+            add_argument(flag, default=None, metavar=metavar, help=help_text)
+
 
 #: The rule for arguments the build does not know, printed by ``--help``.
 OTHER_ARGUMENTS = (
@@ -165,16 +209,7 @@ def launcher_parser() -> argparse.ArgumentParser:
         "video (run in this process without Python and write a video; reads --model, --brain-type, --seed)"
     )
     video.add_argument("--record-video", default=None, metavar="PATH", help="the .mp4 or .gif file to write")
-    video.add_argument(
-        "--episodes", default=None, metavar="N", help="episodes of the first agent (default 1)"
-    )
-    video.add_argument(
-        "--max-episode-steps", default=None, metavar="N", help="cut an episode after N steps (default 500)"
-    )
-    video.add_argument("--video-size", default=None, metavar="WxH", help="frame size (default 320x240)")
-    video.add_argument(
-        "--frame-skip", default=None, metavar="N", help="academy steps per frame (default 2: 25 fps)"
-    )
+    _add_video_options(video.add_argument, checked=False)
     hooks = parser.add_argument_group("test hooks")
     hooks.add_argument(
         "--frame-time-ms",
@@ -416,29 +451,6 @@ class VideoRequest:
     options: VideoOptions
 
 
-def _size(text: str) -> tuple[int, int]:
-    width, _, height = text.lower().partition("x")
-    try:
-        size = int(width), int(height)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"--video-size takes WIDTHxHEIGHT (e.g. 320x240), not {text!r}"
-        ) from None
-    if min(size) < 16 or max(size) > 4096:
-        raise argparse.ArgumentTypeError(f"--video-size {text}: each side must be 16..4096 pixels")
-    return size
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a whole number is expected, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"a number >= 1 is expected, not {value}")
-    return value
-
-
 def video_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m mlagents.example_envs <Name> --record-video",
@@ -456,19 +468,7 @@ def video_parser() -> argparse.ArgumentParser:
         help="the brain acts from this exported .nn model (repeatable); other brains act with the "
         "scene's heuristic (or at random without one), or as --brain-type BRAIN=KIND says",
     )
-    parser.add_argument(
-        "--episodes", type=_positive, default=1, help="episodes of the first agent (default 1)"
-    )
-    parser.add_argument(
-        "--max-episode-steps",
-        type=_positive,
-        default=500,
-        help="cut an episode after this many steps (default 500)",
-    )
-    parser.add_argument("--video-size", type=_size, default=(320, 240), metavar="WxH", help="default 320x240")
-    parser.add_argument(
-        "--frame-skip", type=_positive, default=2, help="academy steps per frame (default 2: 25 fps)"
-    )
+    _add_video_options(parser.add_argument, checked=True)
     parser.add_argument("--seed", type=int, default=0)
     return parser
 
