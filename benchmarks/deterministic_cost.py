@@ -30,7 +30,7 @@ import yaml
 from mlagents.example_envs.ports import find_free_port_range
 
 ROOT = Path(__file__).resolve().parents[1]
-SUMMARY = re.compile(r"Step: (?P<step>\d+)\. Time Elapsed: (?P<elapsed>[\d.]+) s")
+SUMMARY = re.compile(r"Step: (?P<step>\d+)(?:\.0)?\. Time Elapsed: (?P<elapsed>[\d.]+) s")
 
 
 def write_config(source: Path, folder: Path, steps: int, summaries: int) -> Path:
