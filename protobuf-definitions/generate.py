@@ -5,7 +5,7 @@ Usage: python protobuf-definitions/generate.py [--out DIR]
 
 The generated modules are committed in
 ml-agents-envs/mlagents/envs/communicator_objects/. Regenerate them with the
-grpcio-tools version pinned in ml-agents-envs/setup.py (extra "protoc") so the
+grpcio-tools version pinned in ml-agents-envs/pyproject.toml (extra "protoc") so the
 output is identical to the committed files.
 """
 

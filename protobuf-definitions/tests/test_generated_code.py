@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 GENERATE = ROOT / "protobuf-definitions" / "generate.py"
 COMMITTED = ROOT / "ml-agents-envs" / "mlagents" / "envs" / "communicator_objects"
-PINNED_GRPCIO_TOOLS = "1.85.1"  # the "protoc" extra of ml-agents-envs/setup.py
+PINNED_GRPCIO_TOOLS = "1.85.1"  # the "protoc" extra of ml-agents-envs/pyproject.toml
 
 
 def _grpcio_tools_version():
