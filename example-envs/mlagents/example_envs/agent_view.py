@@ -17,16 +17,18 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
 
 import mujoco
 import numpy as np
 
-from .box_arena import AreaBox, to_mujoco, yaw_quaternions
+from .box_arena import AreaBox, yaw_quaternions
 from .sdk.rendering import OffscreenRenderer
-from .sdk.scene import CameraResolution, SceneSpec
+from .sdk.scene import CameraResolution, Scene, SceneSpec
+from .vector3 import to_mujoco
 
 Colour = tuple[float, float, float]
+#: one box of a moving body: its Unity centre relative to the body, its half extents, its material
+Box = tuple[Sequence[float], Sequence[float], str]
 
 #: image size of every camera of the visual examples
 IMAGE_SIZE = 84
@@ -42,21 +44,27 @@ FAILURE_RED: Colour = (1.0, 0.49, 0.49)
 FLASH_STEPS = 25
 
 
-def with_agent_camera(spec: SceneSpec, **changes: Any) -> SceneSpec:
-    """``spec`` with every brain seeing one ``IMAGE_SIZE`` RGB camera and no vector observation
-    (``changes``: other BrainSpec fields to set as well)."""
+def with_agent_camera(spec: SceneSpec) -> SceneSpec:
+    """``spec`` with every brain seeing one ``IMAGE_SIZE`` RGB camera and no vector observation,
+    hence no stack of vector observations (one frame)."""
     camera = CameraResolution(IMAGE_SIZE, IMAGE_SIZE, gray_scale=False)
     spec.brains = [
-        dataclasses.replace(brain, vector_observation_size=0, camera_resolutions=(camera,), **changes)
+        dataclasses.replace(
+            brain, vector_observation_size=0, num_stacked_vector_observations=1, camera_resolutions=(camera,)
+        )
         for brain in spec.brains
     ]
     return spec
 
 
-class CameraOnly:
-    """Mixin of the visual examples, listed before the scene it draws (``class
+class CameraOnly(Scene):
+    """Base of the visual examples, listed before the scene it draws (``class
     VisualHallway(CameraOnly, Hallway)``): its brains see only the agent camera (see
     :func:`with_agent_camera`), so the vector observation is empty."""
+
+    @classmethod
+    def spec(cls) -> SceneSpec:
+        return with_agent_camera(super().spec())
 
     def collect_observations(self, agents: np.ndarray) -> np.ndarray:
         return np.zeros((len(agents), 0), dtype=np.float32)
@@ -108,6 +116,13 @@ class ViewModel:
         self._bodies: list[str] = []
         self._mocap_names: list[str] = []
         self._cameras: list[str] = []
+        #: the floor geoms of the areas, and the floor materials in the order of their looks
+        self._floor_names: list[str] = []
+        self._floor_looks: list[str] = []
+        self._floor_geoms = np.zeros(0, dtype=np.int64)
+        self._floor_materials = np.zeros(0, dtype=np.int64)
+        #: the agents' mocap indices (see :meth:`add_agents`)
+        self._agents = np.zeros(0, dtype=np.int64)
         self.model: mujoco.MjModel | None = None
         self.data: mujoco.MjData | None = None
         self._renderer: OffscreenRenderer | None = None
@@ -138,12 +153,7 @@ class ViewModel:
             f'size="{_fmt(to_mujoco(np.asarray(half)))}" material="{material}"/>'
         )
 
-    def add_mocap(
-        self,
-        name: str,
-        boxes: Sequence[tuple[Sequence[float], Sequence[float], str]],
-        camera: bool = False,
-    ) -> int:
+    def add_mocap(self, name: str, boxes: Sequence[Box], camera: bool = False) -> int:
         """A moving body ``name`` made of ``boxes`` (Unity centre relative to the body, half
         extents, material), with an agent camera when ``camera``. Returns its mocap index."""
         geoms = "".join(
@@ -163,20 +173,38 @@ class ViewModel:
         self._mocap_names.append(name)
         return len(self._mocap_names) - 1
 
-    def add_arenas(self, origins: np.ndarray, ground: AreaBox, walls: Sequence[AreaBox]) -> None:
-        """The static floor (``floor{a}``, material ``floor``) and walls (``wall{a}_{w}``, material
-        ``wall``) of every area ``a`` at ``origins`` ``(areas, 3)``; ``ground`` and each of ``walls``
-        is a (centre, half extents) pair in the area frame."""
+    def add_movers(self, name: str, count: int, boxes: Sequence[Box]) -> np.ndarray:
+        """``count`` moving bodies ``{name}{i}`` made of the same ``boxes`` (see :meth:`add_mocap`);
+        returns their mocap indices int ``(count,)``."""
+        return np.array([self.add_mocap(f"{name}{i}", boxes) for i in range(count)])
+
+    def add_arenas(
+        self,
+        origins: np.ndarray,
+        ground: AreaBox,
+        walls: Sequence[AreaBox],
+        floor: Colour = WHITE,
+        flashes: Sequence[tuple[str, Colour]] = (),
+    ) -> None:
+        """The static floor (``floor{a}``, material ``floor`` of colour ``floor``) and grey walls
+        (``wall{a}_{w}``, material ``wall``) of every area ``a`` at ``origins`` ``(areas, 3)``;
+        ``ground`` and each of ``walls`` is a (centre, half extents) pair in the area frame.
+        ``flashes``: the (material name, colour) of each other look of the floor (glowing), in the
+        order of :meth:`colour_floors`."""
+        self._floor_looks = [self.add_material("floor", floor)]
+        self._floor_looks += [self.add_material(name, colour, emission=0.5) for name, colour in flashes]
+        self.add_material("wall", WALL_GREY)
         for a, origin in enumerate(origins):
+            self._floor_names.append(f"floor{a}")
             self.add_box(f"floor{a}", origin + ground[0], ground[1], "floor")
             for w, (center, half) in enumerate(walls):
                 self.add_box(f"wall{a}_{w}", origin + center, half, "wall")
 
-    def add_agents(self, count: int, nose: tuple[float, float] | None = None) -> np.ndarray:
-        """``count`` cube agents ``agent{i}`` of material ``agent`` (see :func:`agent_boxes`), each
-        with its camera; returns their mocap indices int ``(count,)``."""
-        boxes = agent_boxes(0.5, "agent", nose)
-        return np.array([self.add_mocap(f"agent{i}", boxes, camera=True) for i in range(count)])
+    def add_agents(self, count: int, nose: tuple[float, float] | None = None) -> None:
+        """``count`` blue cube agents ``agent{i}`` of material ``agent`` (see :func:`agent_boxes`),
+        each with its camera (placed by :meth:`place_agents`)."""
+        boxes = agent_boxes(0.5, self.add_material("agent", AGENT_BLUE, emission=0.6), nose)
+        self._agents = np.array([self.add_mocap(f"agent{i}", boxes, camera=True) for i in range(count)])
 
     def xml(self) -> str:
         sky = _fmt(self.clear_colour)
@@ -197,6 +225,8 @@ class ViewModel:
         """Compile the model (the renderer is made at the first picture)."""
         self.model = mujoco.MjModel.from_xml_string(self.xml())
         self.data = mujoco.MjData(self.model)
+        self._floor_geoms = np.array([self.geom(name) for name in self._floor_names], dtype=np.int64)
+        self._floor_materials = np.array([self.material(name) for name in self._floor_looks], dtype=np.int64)
 
     # ---- drawing ----
     def geom(self, name: str) -> int:
@@ -224,6 +254,16 @@ class ViewModel:
         elif yaws is not None:
             self.data.mocap_quat[index] = yaw_quaternions(yaws)
 
+    def place_agents(self, positions: np.ndarray, yaws: np.ndarray) -> None:
+        """Move the agents to Unity ``positions`` ``(count, 3)`` facing Unity ``yaws`` ``(count,)``."""
+        self.place(self._agents, positions, yaws)
+
+    def colour_floors(self, looks: np.ndarray) -> None:
+        """Show the floor of area ``a`` in look ``looks[a]``: 0 its own colour, ``k`` the ``k``-th
+        of the ``flashes`` of :meth:`add_arenas`."""
+        assert self.model is not None
+        self.model.geom_matid[self._floor_geoms] = self._floor_materials[looks]
+
     def render(self, cameras: Sequence[int], size: int = IMAGE_SIZE) -> np.ndarray:
         """Pictures of the current poses from the agent cameras ``cameras`` (their order of
         creation): uint8 ``(len(cameras), size, size, 3)``, row 0 = top."""
@@ -238,9 +278,14 @@ class ViewModel:
         return images
 
 
-def agent_boxes(half: float, material: str, nose: tuple[float, float] | None = None) -> list:
+def centred_box(half: Sequence[float], material: str) -> list[Box]:
+    """The one box of a moving body, of half extents ``half``, centred on the body."""
+    return [((0.0, 0.0, 0.0), half, material)]
+
+
+def agent_boxes(half: float, material: str, nose: tuple[float, float] | None = None) -> list[Box]:
     """The boxes of a cube agent of half size ``half`` with an optional nose (centre z, half size)."""
-    boxes = [((0.0, 0.0, 0.0), (half, half, half), material)]
+    boxes = centred_box((half, half, half), material)
     if nose is not None:
         z, h = nose
         boxes.append(((0.0, 0.0, z), (h, h, h), material))

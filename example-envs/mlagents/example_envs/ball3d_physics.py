@@ -43,6 +43,8 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
+from .vector3 import to_mujoco, to_unity
+
 TIMESTEP = 0.02  # seconds per academy step
 SUBSTEPS = 5  # MuJoCo steps of TIMESTEP / SUBSTEPS each, see the module docstring
 PLATFORM_HALF_SIZE = (2.5, 0.1, 2.5)  # Unity axes: 5 x 0.2 x 5 box
@@ -55,13 +57,6 @@ ANGULAR_DRAG = 0.01
 AREA_SPACING = 20.0  # metres between training areas (cosmetic: areas never collide)
 # Where the prefab puts the platform inside its area ("Game" root), Unity axes.
 PLATFORM_LOCAL_POSITION = (0.0, 2.22, -5.0)
-
-_SWAP = [0, 2, 1]  # Unity (x, y, z) <-> MuJoCo (x, z, y); the permutation is its own inverse
-
-
-def to_mujoco_vectors(v: np.ndarray) -> np.ndarray:
-    """Unity vectors ``(..., 3)`` -> MuJoCo vectors ``(..., 3)`` (and back: the map is an involution)."""
-    return v[..., _SWAP]
 
 
 def to_mujoco_quaternions(q: np.ndarray) -> np.ndarray:
@@ -129,9 +124,9 @@ def rotate_local(rotations: np.ndarray, axis: int, angles_deg: np.ndarray) -> np
 
 
 def _model_xml(num_areas: int) -> str:
-    hx, hy, hz = to_mujoco_vectors(np.array(PLATFORM_HALF_SIZE))
+    hx, hy, hz = to_mujoco(np.array(PLATFORM_HALF_SIZE))
     bodies, pairs = [], []
-    for i, (px, py, pz) in enumerate(to_mujoco_vectors(area_platform_positions(num_areas))):
+    for i, (px, py, pz) in enumerate(to_mujoco(area_platform_positions(num_areas))):
         bodies.append(
             f'<body name="platform{i}" mocap="true" pos="{px} {py} {pz}">'
             f'<geom name="platform{i}" type="box" size="{hx} {hy} {hz}"/></body>'
@@ -196,12 +191,12 @@ class BallPlatformWorld:
     @property
     def ball_positions(self) -> np.ndarray:
         """Ball centres ``(num_areas, 3)``."""
-        return to_mujoco_vectors(self._qpos[:, :3])
+        return to_unity(self._qpos[:, :3])
 
     @property
     def ball_velocities(self) -> np.ndarray:
         """Ball linear velocities ``(num_areas, 3)`` in m/s."""
-        return to_mujoco_vectors(self._qvel[:, :3])
+        return to_unity(self._qvel[:, :3])
 
     @property
     def ball_angular_velocities(self) -> np.ndarray:
@@ -219,7 +214,7 @@ class BallPlatformWorld:
 
         The angular velocity is kept, as in Ball3DAgent.AgentReset of the Unity scene.
         """
-        self._qpos[areas, :3] = to_mujoco_vectors(positions)
+        self._qpos[areas, :3] = to_mujoco(positions)
         self._qvel[areas, :3] = 0.0
 
     def set_ball_properties(self, areas: np.ndarray, mass: float, scale: float) -> None:

@@ -32,6 +32,7 @@ import numpy as np
 
 from .sdk.messages import DecisionBatch
 from .sdk.scene import BrainSpec, EngineConfiguration, Scene, SceneSpec, one_brain_spec
+from .vector3 import to_mujoco, to_unity
 
 BRAIN = "BouncerLearning"
 #: Player brain keys: the arrows aim the jump (index 0 along x, index 2 along z), Space jumps high.
@@ -105,17 +106,15 @@ class BouncerWorld:
     # ---- agent (Unity axes) ----
     @property
     def agent_position(self) -> np.ndarray:
-        q = self.data.qpos
-        return np.array([q[0], q[2], q[1]])
+        return to_unity(self.data.qpos)
 
     @property
     def agent_velocity(self) -> np.ndarray:
-        v = self.data.qvel
-        return np.array([v[0], v[2], v[1]])
+        return to_unity(self.data.qvel)
 
     def place_agent(self, position: np.ndarray) -> None:
         """Teleport the agent to ``position`` (Unity (x, y, z)) and stop it."""
-        self.data.qpos[:] = (position[0], position[2], position[1])
+        self.data.qpos[:] = to_mujoco(position)
         self.data.qvel[:] = 0.0
 
     def stop_agent(self) -> None:
@@ -123,9 +122,7 @@ class BouncerWorld:
 
     def add_velocity(self, delta_v: np.ndarray) -> None:
         """A velocity change (Unity axes), integrated in the coming physics step."""
-        self.data.qvel[0] += delta_v[0]
-        self.data.qvel[1] += delta_v[2]
-        self.data.qvel[2] += delta_v[1]
+        self.data.qvel[:] += to_mujoco(delta_v)
 
     # ---- banana ----
     def banana_box(self) -> tuple[np.ndarray, np.ndarray]:

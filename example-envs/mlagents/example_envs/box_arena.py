@@ -1,10 +1,11 @@
-"""Building blocks shared by the planar box-agent scenes on MuJoCo (Hallway, PushBlock).
+"""Building blocks shared by the planar box-agent scenes on MuJoCo (Hallway, PushBlock,
+Pyramids; :class:`AreaScene` is the base of these scenes, one agent per area).
 
 Frames. Scenes speak Unity's frame (left-handed, +y up, yaw in degrees, positive yaw
 turns local +z toward +x). MuJoCo is right-handed with +z up. Unity (x, y, z) maps
-to MuJoCo (x, z, y): swapping two axes turns the left-handed frame into a
-right-handed one and is its own inverse. A Unity yaw of a degrees is then a MuJoCo
-rotation of -a about +z (the swap flips the sense of rotations).
+to MuJoCo (x, z, y) (``vector3.to_mujoco``): swapping two axes turns the left-handed
+frame into a right-handed one and is its own inverse. A Unity yaw of a degrees is then a
+MuJoCo rotation of -a about +z (the swap flips the sense of rotations).
 
 Planar model. In these scenes every moving body stays on a flat floor (rotations
 about x and z frozen, nothing lifts them), so MuJoCo simulates only the horizontal
@@ -39,11 +40,14 @@ apart as inactive contacts, without pushing before real contact.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 import mujoco
 import numpy as np
+
+from .sdk.scene import BrainSpec, EngineConfiguration, Scene, SceneSpec, one_brain_spec
+from .vector3 import to_mujoco
 
 if TYPE_CHECKING:
     from .sdk.ray_perception import CastWorld
@@ -75,13 +79,6 @@ PLAYER_KEYS: dict[str, tuple[int, float]] = {"w": (0, 1), "s": (0, 2), "d": (0, 
 STATIC_COLLIDER = {"contype": 1, "conaffinity": 0}
 #: MJCF of the two slide joints of a planar body: along Unity x and Unity z (MuJoCo x and y)
 PLANAR_SLIDES = '<joint type="slide" axis="1 0 0"/><joint type="slide" axis="0 1 0"/>'
-
-_SWAP = [0, 2, 1]
-
-
-def to_mujoco(v: np.ndarray) -> np.ndarray:
-    """Unity vectors ``(..., 3)`` -> MuJoCo vectors (and back: the map is an involution)."""
-    return np.asarray(v)[..., _SWAP]
 
 
 def yaw_quaternions(yaw_deg: np.ndarray) -> np.ndarray:
@@ -154,6 +151,24 @@ def prism_geom(
     center = np.array([center_xz[0], 0.0, center_xz[1]])
     half = np.array([half_xz[0], PRISM_HALF_HEIGHT, half_xz[1]])
     return box_geom(name, center, half, **attributes)
+
+
+def mocap_prism(
+    body: str,
+    pos: Sequence[float] | np.ndarray,
+    geom: str,
+    center_xz: tuple[float, float],
+    half_xz: tuple[float, float],
+    **attributes: object,
+) -> str:
+    """MJCF of a mocap body ``body`` at MuJoCo ``pos`` (the scene moves it, e.g. at every reset)
+    holding one collision prism ``geom`` (see :func:`prism_geom`)."""
+    position = " ".join(str(v) for v in pos)
+    return (
+        f'<body name="{body}" mocap="true" pos="{position}">'
+        + prism_geom(geom, center_xz, half_xz, **attributes)
+        + "</body>"
+    )
 
 
 def resize_prisms(model: mujoco.MjModel, geoms: np.ndarray, half: float) -> None:
@@ -360,3 +375,46 @@ def rectangles_overlap(
         proj = np.abs(d[..., 0] * axis_vec[..., 0] + d[..., 1] * axis_vec[..., 1])
         overlap &= proj <= extent_a + half_b[..., k]
     return overlap
+
+
+class AreaScene(Scene):
+    """Base of the scenes of one box agent per walled area (Hallway, PushBlock, Pyramids): agent
+    ``i`` lives in area ``i``, so per-area arrays are indexed by agent. The one brain is discrete,
+    one branch of moves played with :data:`PLAYER_KEYS`; the visual version of a scene sets its
+    own ``brain_name`` and ``num_agents``."""
+
+    player_key_table = PLAYER_KEYS
+    brain_name: ClassVar[str]
+    #: agents (= areas)
+    num_agents: ClassVar[int]
+
+    @classmethod
+    def area_spec(
+        cls,
+        observation_size: int,
+        moves: int,
+        stacked: int,
+        max_step: int,
+        decision_interval: int,
+        training: EngineConfiguration,
+        reset_parameters: Mapping[str, float] | None = None,
+    ) -> SceneSpec:
+        """The spec of brain ``brain_name`` (``observation_size`` floats stacked ``stacked`` times;
+        ``moves`` actions, each with the empty description of the Unity brain assets) driving the
+        ``num_agents`` agents (see :func:`one_brain_spec` for the rest)."""
+        brain = BrainSpec(
+            cls.brain_name,
+            observation_size,
+            "discrete",
+            (moves,),
+            stacked,
+            vector_action_descriptions=("",) * moves,
+        )
+        return one_brain_spec(
+            brain,
+            cls.num_agents,
+            max_step=max_step,
+            decision_interval=decision_interval,
+            reset_parameters=reset_parameters,
+            training=training,
+        )

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .vector3 import to_mujoco
+
 #: Unity's fixedDeltaTime set by the Crawler academy (one physics step).
 TIMESTEP = 0.01333
 #: MuJoCo steps per physics step (implicit drives, stiff contacts)
@@ -52,11 +54,6 @@ LEG_DIRECTIONS = np.array([[-_S, 0.0, -_S], [-_S, 0.0, _S], [_S, 0.0, _S], [_S, 
 HINGE_RANGES = np.array([[-HIP_Y, HIP_Y], list(HIP_X), list(KNEE_X)] * 4)
 #: the part (1..8) each hinge belongs to
 HINGE_PARTS = np.array([1, 1, 2, 3, 3, 4, 5, 5, 6, 7, 7, 8])
-
-
-def to_mujoco(v: np.ndarray) -> np.ndarray:
-    """Point or vector, Unity axes -> MuJoCo axes (and back: the swap is its own inverse)."""
-    return np.asarray(v)[..., [0, 2, 1]]
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from .crawler_body import (
     actuators_xml,
     crawler_xml,
     model_options,
-    to_mujoco,
 )
+from .vector3 import to_mujoco, to_unity
 
 RAY_LENGTH = 10.0
 _DOWN = np.array([0.0, 0.0, -1.0])
@@ -82,7 +82,7 @@ class CrawlerWorld(ArticulatedWorld):
     # ------------------------------------------------------------ state, Unity axes
     def positions(self) -> np.ndarray:
         """Part origins (the capsule/sphere centres) ``(n, 9, 3)``."""
-        return to_mujoco(self.data.xpos[self.parts])
+        return to_unity(self.data.xpos[self.parts])
 
     def rotations(self) -> np.ndarray:
         """Part rotation matrices ``(n, 9, 3, 3)``, MuJoCo axes (columns = local axes)."""
@@ -96,24 +96,24 @@ class CrawlerWorld(ArticulatedWorld):
     def body_axes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The body's right, up and forward directions ``(n, 3)`` each, Unity axes."""
         xmat = self.data.xmat[self.parts[:, 0]].reshape(self.n, 3, 3)
-        forward = to_mujoco(xmat[:, :, 0])
-        left = to_mujoco(xmat[:, :, 1])
-        up = to_mujoco(xmat[:, :, 2])
+        forward = to_unity(xmat[:, :, 0])
+        left = to_unity(xmat[:, :, 1])
+        up = to_unity(xmat[:, :, 2])
         return -left, up, forward
 
     def velocities(self) -> tuple[np.ndarray, np.ndarray]:
         """Angular velocities and centre-of-mass velocities of the parts ``(n, 9, 3)`` each, Unity
         axes (the angular velocity, a pseudo-vector, changes sign under the axis swap)."""
         omega, linear = com_velocities(self.data, self.parts, self._tree_roots)
-        return -to_mujoco(omega), to_mujoco(linear)
+        return -to_unity(omega), to_unity(linear)
 
     def body_com_velocities(self) -> np.ndarray:
         """The body sphere's velocity ``(n, 3)``, Unity axes (the body rows of :meth:`velocities`)."""
-        return to_mujoco(com_velocities(self.data, self._bodies, self._body_roots)[1])
+        return to_unity(com_velocities(self.data, self._bodies, self._body_roots)[1])
 
     def target_positions(self) -> np.ndarray:
         """Target box centres ``(n, 3)``, Unity axes."""
-        return to_mujoco(self.data.xpos[self.targets])
+        return to_unity(self.data.xpos[self.targets])
 
     def ground_distances(self) -> np.ndarray:
         """Downward ray from each body centre (the body sphere ignored) to the first geom, capped

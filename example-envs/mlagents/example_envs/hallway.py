@@ -34,23 +34,24 @@ from .box_arena import (
     DEFAULT_FRICTION,
     EVENT_RELEASE,
     PLANAR_SLIDES,
-    PLAYER_KEYS,
     STATIC_COLLIDER,
     TIMESTEP,
+    AreaScene,
     ContactRoles,
     PlanarWorld,
     add_area_boxes,
     floor_friction,
     linear_drag_factor,
+    mocap_prism,
     planar_model_xml,
     prism_geom,
     spin_friction,
-    to_mujoco,
     wall_prisms,
 )
 from .sdk.messages import DecisionBatch
 from .sdk.ray_perception import CastWorld, RayPerception
-from .sdk.scene import BrainSpec, EngineConfiguration, Scene, SceneSpec, one_brain_spec
+from .sdk.scene import EngineConfiguration, SceneSpec
+from .vector3 import to_mujoco
 
 NUM_AGENTS = 16
 MAX_STEP = 3000
@@ -141,10 +142,10 @@ class HallwayWorld(PlanarWorld):
         block_friction = f"{BLOCK_FRICTION} 0.005 0.0001"
         for colour in ("orange", "red"):
             for i, origin in enumerate(self.origins):
-                pos = to_mujoco(origin + [0.0, HIDDEN_BLOCK_Y, -12.3])
                 bodies.append(
-                    f'<body name="{colour}{i}" mocap="true" pos="{pos[0]} {pos[1]} {pos[2]}">'
-                    + prism_geom(
+                    mocap_prism(
+                        f"{colour}{i}",
+                        to_mujoco(origin + [0.0, HIDDEN_BLOCK_Y, -12.3]),
                         f"{colour}_block{i}",
                         (0.0, 0.0),
                         (BLOCK_HALF[0], BLOCK_HALF[2]),
@@ -152,7 +153,6 @@ class HallwayWorld(PlanarWorld):
                         priority=1,
                         **STATIC_COLLIDER,
                     )
-                    + "</body>"
                 )
         inertia = AGENT_MASS / 6.0  # solid unit cube
         for i in range(self.num_areas):
@@ -203,24 +203,21 @@ class HallwayWorld(PlanarWorld):
         return self.roles.entered(self.data)
 
 
-class Hallway(Scene):
-    """Hallway: brain ``HallwayLearning``, 16 agents, 36 x 3 observations, discrete [5].
-    Agent ``i`` lives in hall ``i``; per-area arrays are indexed by agent."""
-
-    player_key_table = PLAYER_KEYS
+class Hallway(AreaScene):
+    """Hallway: brain ``HallwayLearning``, 16 agents (one per hall), 36 x 3 observations,
+    discrete [5]."""
 
     brain_name = "HallwayLearning"
-    #: agents (= halls); VisualHallway has one
+    #: VisualHallway has one hall
     num_agents = NUM_AGENTS
     world: HallwayWorld
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return one_brain_spec(
-            BrainSpec(
-                cls.brain_name, OBSERVATION_SIZE, "discrete", (5,), 3, vector_action_descriptions=("",) * 5
-            ),
-            cls.num_agents,
+        return cls.area_spec(
+            OBSERVATION_SIZE,
+            moves=5,
+            stacked=3,
             max_step=MAX_STEP,
             decision_interval=DECISION_INTERVAL,
             training=EngineConfiguration(128, 128, 0, 20.0, -1),

@@ -34,15 +34,16 @@ from .box_arena import (
     DEFAULT_FRICTION,
     EVENT_RELEASE,
     PLANAR_SLIDES,
-    PLAYER_KEYS,
     STATIC_COLLIDER,
     TIMESTEP,
+    AreaScene,
     ContactRoles,
     PlanarWorld,
     add_area_boxes,
     body_ids,
     floor_friction,
     linear_drag_factor,
+    mocap_prism,
     planar_model_xml,
     prism_geom,
     rectangles_overlap,
@@ -52,7 +53,7 @@ from .box_arena import (
 )
 from .sdk.messages import DecisionBatch
 from .sdk.ray_perception import CastWorld, RayPerception, yaw_rotate
-from .sdk.scene import BrainSpec, EngineConfiguration, Scene, SceneSpec, one_brain_spec
+from .sdk.scene import EngineConfiguration, SceneSpec
 
 NUM_AGENTS = 32
 MAX_STEP = 5000
@@ -139,11 +140,15 @@ class PushBlockWorld(PlanarWorld):
         for i, origin in enumerate(self.origins):
             static.extend(wall_prisms(WALLS, origin, i))
             bodies.append(
-                f'<body name="goal_body{i}" mocap="true" pos="{origin[0]} {origin[2]} 0">'
-                + prism_geom(
-                    f"goal{i}", (0.0, 0.0), (GOAL[1][0], GOAL[1][2]), gap=EVENT_RELEASE, **STATIC_COLLIDER
+                mocap_prism(
+                    f"goal_body{i}",
+                    (origin[0], origin[2], 0),
+                    f"goal{i}",
+                    (0.0, 0.0),
+                    (GOAL[1][0], GOAL[1][2]),
+                    gap=EVENT_RELEASE,
+                    **STATIC_COLLIDER,
                 )
-                + "</body>"
             )
         for i in range(self.num_areas):
             # the agent's yaw lives on a jointless child frame, so the slides stay world-aligned
@@ -240,28 +245,25 @@ class PushBlockWorld(PlanarWorld):
         return self.roles.entered(self.data)[0]
 
 
-class PushBlock(Scene):
-    """PushBlock: brain ``PushBlockLearning``, 32 agents, 70 x 3 observations, discrete [7].
-    Agent ``i`` lives in area ``i``; per-area arrays are indexed by agent."""
-
-    player_key_table = PLAYER_KEYS
+class PushBlock(AreaScene):
+    """PushBlock: brain ``PushBlockLearning``, 32 agents (one per area), 70 x 3 observations,
+    discrete [7]."""
 
     brain_name = "PushBlockLearning"
-    #: agents (= areas); VisualPushBlock has one
+    #: VisualPushBlock has one area
     num_agents = NUM_AGENTS
     world: PushBlockWorld
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return one_brain_spec(
-            BrainSpec(
-                cls.brain_name, OBSERVATION_SIZE, "discrete", (7,), 3, vector_action_descriptions=("",) * 7
-            ),
-            cls.num_agents,
+        return cls.area_spec(
+            OBSERVATION_SIZE,
+            moves=7,
+            stacked=3,
             max_step=MAX_STEP,
             decision_interval=DECISION_INTERVAL,
-            reset_parameters=RESET_PARAMETERS,
             training=EngineConfiguration(400, 300, 0, 15.0, 60),
+            reset_parameters=RESET_PARAMETERS,
         )
 
     def initialize(self) -> None:

@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from .box_arena import (
-    PLAYER_KEYS,
     TIMESTEP,
+    AreaScene,
     add_area_boxes,
     forward_vectors,
     right_vectors,
@@ -43,7 +43,7 @@ from .pyramids_physics import (
 )
 from .pyramids_rays import ReachCastWorld, SweepPerception
 from .sdk.messages import DecisionBatch
-from .sdk.scene import BrainSpec, EngineConfiguration, Scene, SceneSpec, one_brain_spec
+from .sdk.scene import EngineConfiguration, SceneSpec
 
 BRAIN = "PyramidsLearning"
 NUM_AGENTS = 16
@@ -72,24 +72,21 @@ _FORWARD = np.array([0.0, 1.0, -1.0, 0.0, 0.0])
 _PARKED = -1000.0  # y of ray-sensor boxes that are not in the scene
 
 
-class Pyramids(Scene):
+class Pyramids(AreaScene):
     """Pyramids: brain ``PyramidsLearning``, 16 agents (one per area), 172 observations,
-    discrete [5]. Per-area arrays are indexed by agent."""
-
-    player_key_table = PLAYER_KEYS
+    discrete [5]."""
 
     brain_name = BRAIN
-    #: agents (= areas); VisualPyramids has one
+    #: VisualPyramids has one area
     num_agents = NUM_AGENTS
     world: PlanarPyramidsWorld
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        return one_brain_spec(
-            BrainSpec(
-                cls.brain_name, OBSERVATION_SIZE, "discrete", (5,), vector_action_descriptions=("",) * 5
-            ),
-            cls.num_agents,
+        return cls.area_spec(
+            OBSERVATION_SIZE,
+            moves=5,
+            stacked=1,
             max_step=MAX_STEP,
             decision_interval=DECISION_INTERVAL,
             training=EngineConfiguration(80, 80, 1, 100.0, -1),

@@ -39,12 +39,13 @@ from .box_arena import (
     box_geom,
     floor_friction,
     linear_drag_factor,
+    mocap_prism,
     planar_model_xml,
     prism_geom,
-    to_mujoco,
     wall_prisms,
     yaw_quaternions,
 )
+from .vector3 import to_mujoco
 
 GRAVITY = 9.81
 FLOOR_TOP = 0.5
@@ -206,27 +207,27 @@ class PlanarPyramidsWorld:
         for a, origin in enumerate(self.origins):
             static.extend(wall_prisms(WALLS, origin, a))
             bodies.append(
-                f'<body name="switch_body{a}" mocap="true" pos="{origin[0]} {origin[2] + 30.0} 0">'
-                + prism_geom(
+                mocap_prism(
+                    f"switch_body{a}",
+                    (origin[0], origin[2] + 30.0, 0),
                     f"switch{a}",
                     (0.0, 0.0),
                     (SWITCH_HALF[0], SWITCH_HALF[2]),
                     gap=EVENT_RELEASE,
                     **STATIC_COLLIDER,
                 )
-                + "</body>"
             )
             (x0, x1), (z0, z1) = STONE_LAYERS[0]
             for s in range(6):
                 bodies.append(
-                    f'<body name="stone_body{a}_{s}" mocap="true" pos="{origin[0] + 8.0 * s - 20.0} {origin[2] - 30.0} 0">'
-                    + prism_geom(
+                    mocap_prism(
+                        f"stone_body{a}_{s}",
+                        (origin[0] + 8.0 * s - 20.0, origin[2] - 30.0, 0),
                         f"stone{a}_{s}",
                         ((x0 + x1) / 2, (z0 + z1) / 2),
                         ((x1 - x0) / 2, (z1 - z0) / 2),
                         **STATIC_COLLIDER,
                     )
-                    + "</body>"
                 )
         for i in range(self.num_areas):
             bodies.append(
@@ -442,7 +443,7 @@ class BrickPyramid:
     def _agent_near(self, agent: np.ndarray, velocity: np.ndarray) -> bool:
         """Whether the agent at area-frame ``agent`` ``(3,)`` moving at ``velocity`` ``(3,)`` may
         touch a brick or the gold within the coming physics step."""
-        offset = self._free_qpos[:, :3] - (agent[0], agent[2], agent[1])
+        offset = self._free_qpos[:, :3] - to_mujoco(agent)
         distance2 = np.einsum("ij,ij->i", offset, offset)
         speed = float(np.sqrt(velocity[0] ** 2 + velocity[1] ** 2 + velocity[2] ** 2))
         reach = _WAKE_REACH + speed * TIMESTEP

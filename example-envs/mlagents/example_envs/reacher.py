@@ -45,6 +45,7 @@ import numpy as np
 from .ball3d_physics import quaternion_multiply
 from .sdk.messages import DecisionBatch
 from .sdk.scene import BrainSpec, EngineConfiguration, Scene, SceneSpec, one_brain_spec
+from .vector3 import to_mujoco, to_unity
 
 BRAIN = "ReacherLearning"
 #: Player brain keys: Q/A, W/S, E/D, R/F push the four torques (indices 0..3) up/down.
@@ -133,10 +134,6 @@ def _model_xml() -> str:
     )
 
 
-def _to_unity(v: np.ndarray) -> np.ndarray:
-    return v[..., [0, 2, 1]]
-
-
 class ReacherWorld:
     """The 20 arms. Segment arrays are ``(20, 2, ...)`` (A, B), Unity axes, relative to the roots."""
 
@@ -161,7 +158,7 @@ class ReacherWorld:
     # ---- state (Unity axes) ----
     def positions(self) -> np.ndarray:
         """Segment centres (transform positions) relative to the roots ``(20, 2, 3)``."""
-        return _to_unity(self.data.xpos[self.bodies]) - self.roots[:, None, :]
+        return to_unity(self.data.xpos[self.bodies]) - self.roots[:, None, :]
 
     def rotations(self) -> np.ndarray:
         """Segment world rotations as Unity quaternions (x, y, z, w) ``(20, 2, 4)``."""
@@ -179,11 +176,11 @@ class ReacherWorld:
 
     def angular_velocities(self) -> np.ndarray:
         """``(20, 2, 3)`` rad/s, Unity axes (a pseudo-vector: the axis swap also flips its sign)."""
-        return -_to_unity(self._spatial_velocities()[0])
+        return -to_unity(self._spatial_velocities()[0])
 
     def velocities(self) -> np.ndarray:
         """Velocities of the segments' centres of mass ``(20, 2, 3)``, m/s."""
-        return _to_unity(self._spatial_velocities()[1])
+        return to_unity(self._spatial_velocities()[1])
 
     def hand_positions(self) -> np.ndarray:
         """Hand sphere centres relative to the roots ``(20, 3)``."""
@@ -191,7 +188,7 @@ class ReacherWorld:
             self.data.xpos[self.bodies[:, 1]]
             + (HAND_CENTER - B_CENTER) * self.data.xmat[self.bodies[:, 1]][:, 2::3]
         )
-        return _to_unity(hand) - self.roots
+        return to_unity(hand) - self.roots
 
     # ---- changes ----
     def set_gravity(self, gravity: float) -> None:
@@ -212,7 +209,7 @@ class ReacherWorld:
 
     def apply_torques(self, agents: np.ndarray, torques: np.ndarray) -> None:
         """World torques (Unity axes) ``(k, 2, 3)`` on the segments of ``agents`` for the next step."""
-        self.data.xfrc_applied[self.bodies[agents], 3:] = -_to_unity(torques)
+        self.data.xfrc_applied[self.bodies[agents], 3:] = -to_mujoco(torques)
 
     def step(self) -> None:
         """One 0.02 s step with PhysX's angular drag and 7 rad/s cap on each segment."""

@@ -1,9 +1,25 @@
 """Small 3-vector helpers for the MuJoCo examples (cheaper than numpy's generic versions on the
-few rows a physics step handles)."""
+few rows a physics step handles), and the one map between Unity's and MuJoCo's axes."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+
+# Unity (x, y, z) is MuJoCo (x, z, y)
+_SWAP = [0, 2, 1]
+
+
+def to_mujoco(v: np.ndarray | Sequence[float]) -> np.ndarray:
+    """Unity points or vectors ``(..., 3)`` in MuJoCo's axes: Unity (x, y, z) is MuJoCo (x, z, y).
+    Swapping two axes turns Unity's left-handed frame into MuJoCo's right-handed one; the swap is
+    its own inverse, so :data:`to_unity` is the same map."""
+    return np.asarray(v)[..., _SWAP]
+
+
+#: MuJoCo points or vectors ``(..., 3)`` in Unity's axes (see :func:`to_mujoco`)
+to_unity = to_mujoco
 
 
 def cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -16,17 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .agent_view import (
-    AGENT_BLUE,
-    FAILURE_RED,
-    SUCCESS_GREEN,
-    WALL_GREY,
-    WHITE,
-    CameraOnly,
-    Flash,
-    ViewModel,
-    with_agent_camera,
-)
+from .agent_view import FAILURE_RED, SUCCESS_GREEN, CameraOnly, Flash, ViewModel, centred_box
 from .box_arena import forward_vectors
 from .food_collector import FOOD_HALF, GROUND, LASER_LENGTH, WALLS, FoodCollector
 from .sdk.scene import SceneSpec
@@ -52,7 +42,7 @@ class VisualFoodCollector(CameraOnly, FoodCollector):
 
     @classmethod
     def spec(cls) -> SceneSpec:
-        spec = with_agent_camera(super().spec())
+        spec = super().spec()
         spec.reset_parameters = {}
         return spec
 
@@ -62,10 +52,10 @@ class VisualFoodCollector(CameraOnly, FoodCollector):
         #: each agent's look after eating (_ATE_GOOD or _ATE_BAD)
         self.ate_flash = Flash(n)
         view = ViewModel("VisualFoodCollector", CLEAR_COLOUR, fovy=40.0, znear=0.3, zfar=1000.0)
-        view.add_material("floor", WHITE)
-        view.add_material("wall", WALL_GREY)
+        view.add_arenas(self.origins, GROUND, WALLS)
+        view.add_agents(n)
         agent_materials = (
-            view.add_material("agent", AGENT_BLUE, emission=0.6),
+            "agent",
             view.add_material("agent_frozen", FROZEN_GREY),
             view.add_material("agent_good", SUCCESS_GREEN, emission=0.6),
             view.add_material("agent_bad", FAILURE_RED, emission=0.6),
@@ -73,24 +63,15 @@ class VisualFoodCollector(CameraOnly, FoodCollector):
         view.add_material("good_food", GOOD_FOOD, emission=0.5)
         view.add_material("bad_food", BAD_FOOD, emission=0.3)
         view.add_material("laser", LASER_MAGENTA, emission=0.8)
-        view.add_arenas(self.origins, GROUND, WALLS)
-        zero = (0.0, 0.0, 0.0)
-        self._agent_mocap = view.add_agents(n)
         self._food_mocap = np.array(
             [
-                view.add_mocap(f"food{j}", [(zero, FOOD_HALF, "good_food" if good else "bad_food")])
+                view.add_mocap(f"food{j}", centred_box(FOOD_HALF, "good_food" if good else "bad_food"))
                 for j, good in enumerate(w.food_good.tolist())
             ]
         )
         # a unit-long laser, stretched to its length when drawn; its body sits at the agent's centre
-        self._laser_mocap = np.array(
-            [
-                view.add_mocap(
-                    f"laser{i}", [((0.0, 0.0, 0.5), (LASER_HALF_WIDTH, LASER_HALF_WIDTH, 0.5), "laser")]
-                )
-                for i in range(n)
-            ]
-        )
+        laser = ((0.0, 0.0, 0.5), (LASER_HALF_WIDTH, LASER_HALF_WIDTH, 0.5), "laser")
+        self._laser_mocap = view.add_movers("laser", n, [laser])
         view.build()
         assert view.model is not None
         self.view = view
@@ -118,7 +99,7 @@ class VisualFoodCollector(CameraOnly, FoodCollector):
         assert view.model is not None
         model = view.model
         positions, yaws, scales = w.agent_positions, w.agent_yaws, w.agent_scales
-        view.place(self._agent_mocap, positions, yaws)
+        view.place_agents(positions, yaws)
         half = 0.5 * scales
         model.geom_size[self._agent_geoms] = half[:, None]
         # the camera is a child of the agent: its offset grows with the agent's scale

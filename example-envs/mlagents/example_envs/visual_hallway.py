@@ -18,19 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .agent_view import (
-    AGENT_BLUE,
-    FAILURE_RED,
-    SUCCESS_GREEN,
-    WALL_GREY,
-    WHITE,
-    CameraOnly,
-    Flash,
-    ViewModel,
-    with_agent_camera,
-)
+from .agent_view import FAILURE_RED, SUCCESS_GREEN, CameraOnly, Flash, ViewModel, centred_box
 from .hallway import BLOCK_HALF, GOAL_HALF, GROUND, NOSE_CENTER, NOSE_HALF, WALLS, Hallway
-from .sdk.scene import SceneSpec
 
 ORANGE: tuple[float, float, float] = (0.85, 0.54, 0.0)
 RED: tuple[float, float, float] = (0.76, 0.13, 0.20)
@@ -43,47 +32,29 @@ class VisualHallway(CameraOnly, Hallway):
     brain_name = "VisualHallwayLearning"
     num_agents = 1
 
-    @classmethod
-    def spec(cls) -> SceneSpec:
-        spec = with_agent_camera(super().spec(), num_stacked_vector_observations=1)
-        return spec
-
     def initialize(self) -> None:
         super().initialize()
         n = self.num_agents
-        #: each hall's floor colour: 0 white, 1 green (right goal), 2 red (wrong goal)
+        #: each hall's floor look: 0 white, 1 green (right goal), 2 red (wrong goal)
         self.floor_flash = Flash(n)
         view = ViewModel("VisualHallway", CLEAR_COLOUR, fovy=60.0, znear=0.1, zfar=5000.0)
-        view.add_material("floor", WHITE)
-        view.add_material("floor_right", SUCCESS_GREEN, emission=0.5)
-        view.add_material("floor_wrong", FAILURE_RED, emission=0.5)
-        view.add_material("wall", WALL_GREY)
-        view.add_material("agent", AGENT_BLUE, emission=0.6)
+        view.add_arenas(
+            self.origins,
+            GROUND,
+            WALLS,
+            flashes=(("floor_right", SUCCESS_GREEN), ("floor_wrong", FAILURE_RED)),
+        )
+        view.add_agents(n, nose=(NOSE_CENTER[2], NOSE_HALF[0]))
         view.add_material("orange_block", ORANGE, emission=0.6)
         view.add_material("red_block", RED, emission=0.6)
         view.add_material("orange_goal", ORANGE, checker=True)
         view.add_material("red_goal", RED, checker=True)
-        view.add_arenas(self.origins, GROUND, WALLS)
-        self._agent_mocap = view.add_agents(n, nose=(NOSE_CENTER[2], NOSE_HALF[0]))
-        zero = (0.0, 0.0, 0.0)
-        self._orange_goal_mocap = np.array(
-            [view.add_mocap(f"orange_goal{i}", [(zero, GOAL_HALF, "orange_goal")]) for i in range(n)]
-        )
-        self._red_goal_mocap = np.array(
-            [view.add_mocap(f"red_goal{i}", [(zero, GOAL_HALF, "red_goal")]) for i in range(n)]
-        )
-        self._orange_block_mocap = np.array(
-            [view.add_mocap(f"orange_block{i}", [(zero, BLOCK_HALF, "orange_block")]) for i in range(n)]
-        )
-        self._red_block_mocap = np.array(
-            [view.add_mocap(f"red_block{i}", [(zero, BLOCK_HALF, "red_block")]) for i in range(n)]
-        )
+        self._orange_goal_mocap = view.add_movers("orange_goal", n, centred_box(GOAL_HALF, "orange_goal"))
+        self._red_goal_mocap = view.add_movers("red_goal", n, centred_box(GOAL_HALF, "red_goal"))
+        self._orange_block_mocap = view.add_movers("orange_block", n, centred_box(BLOCK_HALF, "orange_block"))
+        self._red_block_mocap = view.add_movers("red_block", n, centred_box(BLOCK_HALF, "red_block"))
         view.build()
         self.view = view
-        self._floor_geoms = np.array([view.geom(f"floor{i}") for i in range(n)])
-        self._floor_materials = np.array(
-            [view.material("floor"), view.material("floor_right"), view.material("floor_wrong")]
-        )
 
     def goals_touched(self, right: np.ndarray, wrong: np.ndarray) -> None:
         self.floor_flash.start(right, 1)
@@ -94,13 +65,12 @@ class VisualHallway(CameraOnly, Hallway):
         super().physics_step()
 
     def render(self, agents: np.ndarray, camera: int) -> np.ndarray:
-        view, w = self.view, self.world
-        view.place(self._agent_mocap, w.agent_positions, w.agent_yaws)
+        view = self.view
+        view.place_agents(self.world.agent_positions, self.world.agent_yaws)
         orange_goal, red_goal = self.goal_positions()
         view.place(self._orange_goal_mocap, orange_goal)
         view.place(self._red_goal_mocap, red_goal)
         view.place(self._orange_block_mocap, self.orange_block)
         view.place(self._red_block_mocap, self.red_block)
-        assert view.model is not None
-        view.model.geom_matid[self._floor_geoms] = self._floor_materials[self.floor_flash.colours()]
+        view.colour_floors(self.floor_flash.colours())
         return view.render(agents.tolist())

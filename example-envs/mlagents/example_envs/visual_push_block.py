@@ -17,18 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .agent_view import (
-    AGENT_BLUE,
-    SUCCESS_GREEN,
-    WALL_GREY,
-    WHITE,
-    CameraOnly,
-    Flash,
-    ViewModel,
-    with_agent_camera,
-)
+from .agent_view import SUCCESS_GREEN, CameraOnly, Flash, ViewModel, centred_box
 from .push_block import BLOCK_HALF_HEIGHT, GOAL, GROUND, NOSE_CENTER, NOSE_HALF, WALLS, PushBlock
-from .sdk.scene import SceneSpec
 
 ORANGE = (0.85, 0.54, 0.0)
 CLEAR_COLOUR = (0.243, 0.457, 0.792)
@@ -40,36 +30,22 @@ class VisualPushBlock(CameraOnly, PushBlock):
     brain_name = "VisualPushBlockLearning"
     num_agents = 1
 
-    @classmethod
-    def spec(cls) -> SceneSpec:
-        spec = with_agent_camera(super().spec(), num_stacked_vector_observations=1)
-        return spec
-
     def initialize(self) -> None:
         super().initialize()
         n = self.num_agents
-        #: each area's floor colour: 0 white, 1 green (after a goal)
+        #: each area's floor look: 0 white, 1 green (after a goal)
         self.floor_flash = Flash(n)
         view = ViewModel("VisualPushBlock", CLEAR_COLOUR, fovy=60.0, znear=0.3, zfar=1000.0)
-        view.add_material("floor", WHITE)
-        view.add_material("floor_goal", SUCCESS_GREEN, emission=0.5)
-        view.add_material("wall", WALL_GREY)
-        view.add_material("agent", AGENT_BLUE, emission=0.6)
+        view.add_arenas(self.origins, GROUND, WALLS, flashes=(("floor_goal", SUCCESS_GREEN),))
+        view.add_agents(n, nose=(NOSE_CENTER[2], NOSE_HALF[0]))
         view.add_material("block", ORANGE, emission=0.6)
         view.add_material("goal", (0.75, 0.75, 0.75), emission=0.3, checker=True)
-        view.add_arenas(self.origins, GROUND, WALLS)
-        zero = (0.0, 0.0, 0.0)
-        self._agent_mocap = view.add_agents(n, nose=(NOSE_CENTER[2], NOSE_HALF[0]))
         # the goal body sits at the goal's centre; its box keeps the strip's height about it
-        self._goal_mocap = np.array([view.add_mocap(f"goal{i}", [(zero, GOAL[1], "goal")]) for i in range(n)])
-        self._block_mocap = np.array(
-            [view.add_mocap(f"block{i}", [(zero, (1.0, BLOCK_HALF_HEIGHT, 1.0), "block")]) for i in range(n)]
-        )
+        self._goal_mocap = view.add_movers("goal", n, centred_box(GOAL[1], "goal"))
+        self._block_mocap = view.add_movers("block", n, centred_box((1.0, BLOCK_HALF_HEIGHT, 1.0), "block"))
         view.build()
         self.view = view
-        self._floor_geoms = np.array([view.geom(f"floor{i}") for i in range(n)])
         self._block_geoms = np.array([view.geom(f"block{i}_0") for i in range(n)])
-        self._floor_materials = np.array([view.material("floor"), view.material("floor_goal")])
 
     def goal_scored(self, agents: np.ndarray) -> None:
         self.floor_flash.start(agents)
@@ -81,11 +57,11 @@ class VisualPushBlock(CameraOnly, PushBlock):
     def render(self, agents: np.ndarray, camera: int) -> np.ndarray:
         view, w = self.view, self.world
         assert view.model is not None
-        view.place(self._agent_mocap, w.agent_positions, w.agent_yaws)
+        view.place_agents(w.agent_positions, w.agent_yaws)
         view.place(self._goal_mocap, w.goal_centers(), w.area_yaws)
         view.place(self._block_mocap, w.block_positions)
         # block_scale: the block's width and depth (MuJoCo x and y half sizes)
         view.model.geom_size[self._block_geoms, 0] = w.block_halves[:, 0]
         view.model.geom_size[self._block_geoms, 1] = w.block_halves[:, 1]
-        view.model.geom_matid[self._floor_geoms] = self._floor_materials[self.floor_flash.colours()]
+        view.colour_floors(self.floor_flash.colours())
         return view.render(agents.tolist())

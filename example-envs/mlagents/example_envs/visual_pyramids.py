@@ -16,19 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .agent_view import (
-    AGENT_BLUE,
-    FAILURE_RED,
-    SUCCESS_GREEN,
-    WALL_GREY,
-    CameraOnly,
-    ViewModel,
-    with_agent_camera,
-)
-from .box_arena import to_mujoco
+from .agent_view import FAILURE_RED, SUCCESS_GREEN, CameraOnly, ViewModel, centred_box
 from .pyramids import Pyramids
 from .pyramids_physics import GOLD_HALF, GROUND, STONE_LAYERS, SWITCH_HALF, WALLS, stone_layer_boxes
-from .sdk.scene import SceneSpec
+from .vector3 import to_mujoco
 
 FLOOR_COLOUR = (0.49, 0.43, 0.39)
 BRICK_COLOUR = (0.57, 0.38, 0.19)
@@ -46,48 +37,27 @@ class VisualPyramids(CameraOnly, Pyramids):
     brain_name = "VisualPyramidsLearning"
     num_agents = 1
 
-    @classmethod
-    def spec(cls) -> SceneSpec:
-        spec = with_agent_camera(super().spec())
-        return spec
-
     def initialize(self) -> None:
         super().initialize()
         n = self.num_agents
         view = ViewModel("VisualPyramids", SKY_COLOUR, fovy=60.0, znear=0.3, zfar=1000.0)
-        view.add_material("floor", FLOOR_COLOUR)
-        view.add_material("wall", WALL_GREY)
-        view.add_material("agent", AGENT_BLUE, emission=0.6)
+        view.add_arenas(self.origins, GROUND, WALLS, floor=FLOOR_COLOUR)
+        view.add_agents(n)
         view.add_material("brick", BRICK_COLOUR)
         view.add_material("gold", GOLD_COLOUR, emission=0.6)
         view.add_material("button_off", FAILURE_RED, emission=0.6)
         view.add_material("button_on", SUCCESS_GREEN, emission=0.6)
-        view.add_arenas(self.origins, GROUND, WALLS)
-        _, layer_half = stone_layer_boxes(np.zeros((1, 3)))
-        layer_centers, _ = stone_layer_boxes(np.zeros((1, 3)))
-        stone = [
-            (layer_centers[0, k] * [1.0, 1.0, 1.0], layer_half[k], "wall") for k in range(len(STONE_LAYERS))
-        ]
-        zero = (0.0, 0.0, 0.0)
-        self._agent_mocap = view.add_agents(n)
-        self._stone_mocap = np.array(
-            [[view.add_mocap(f"stone{i}_{s}", stone) for s in range(6)] for i in range(n)]
-        )
-        self._switch_mocap = np.array(
-            [
-                view.add_mocap(f"switch{i}", [(*SWITCH_PAD, "wall"), (*SWITCH_BUTTON, "button_off")])
-                for i in range(n)
-            ]
+        # a stone pyramid: its four layers about a root on the floor
+        layer_centers, layer_half = stone_layer_boxes(np.zeros((1, 3)))
+        stone = [(layer_centers[0, k], layer_half[k], "wall") for k in range(len(STONE_LAYERS))]
+        self._stone_mocap = np.array([view.add_movers(f"stone{i}_", 6, stone) for i in range(n)])
+        self._switch_mocap = view.add_movers(
+            "switch", n, [(*SWITCH_PAD, "wall"), (*SWITCH_BUTTON, "button_off")]
         )
         self._brick_mocap = np.array(
-            [
-                [view.add_mocap(f"brick{i}_{b}", [(zero, (0.5, 0.5, 0.5), "brick")]) for b in range(25)]
-                for i in range(n)
-            ]
+            [view.add_movers(f"brick{i}_", 25, centred_box((0.5, 0.5, 0.5), "brick")) for i in range(n)]
         )
-        self._gold_mocap = np.array(
-            [view.add_mocap(f"gold{i}", [(zero, (GOLD_HALF,) * 3, "gold")]) for i in range(n)]
-        )
+        self._gold_mocap = view.add_movers("gold", n, centred_box((GOLD_HALF,) * 3, "gold"))
         view.build()
         self.view = view
         self._button_geoms = np.array([view.geom(f"switch{i}_1") for i in range(n)])
@@ -96,7 +66,7 @@ class VisualPyramids(CameraOnly, Pyramids):
     def render(self, agents: np.ndarray, camera: int) -> np.ndarray:
         view, w = self.view, self.world
         assert view.model is not None and view.data is not None
-        view.place(self._agent_mocap, w.agent_positions, w.agent_yaws)
+        view.place_agents(w.agent_positions, w.agent_yaws)
         # stone pyramid roots carry only their horizontal place; the layers stand on the floor
         view.place(self._stone_mocap.ravel(), (self.stone_roots * [1.0, 0.0, 1.0]).reshape(-1, 3))
         view.place(self._switch_mocap, self.switch_positions)

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .vector3 import to_mujoco
+
 TIMESTEP = 0.01333
 SUBSTEPS = 8
 SPRING = 10000.0
@@ -123,29 +125,29 @@ def _arm(sign: float) -> list[Part]:
 
 
 _TORSO_AXES = (-L, -F, U)
+
+
+def _torso(name: str, parent: str, radius: float, length: float, height: float, mass: float) -> Part:
+    """A segment of the torso above the hips (chest, spine): a capsule along L ``height`` above
+    the hips, jointed to ``parent`` at its own centre, with the torso's axes and limits."""
+    centre = (0.0, height, 0.0)
+    return Part(
+        name,
+        parent,
+        ("capsule", radius, length, L),
+        centre,
+        mass,
+        centre,
+        _TORSO_AXES,
+        (-20.0, 20.0, 20.0, 15.0),
+    )
+
+
 #: every part in the observation order
 PARTS: list[Part] = [
     Part("hips", "", ("capsule", 0.2199, 1.2841, L), (0.0, 0.0, 0.0), 15.0, collider=(0.0, 0.078, 0.0)),
-    Part(
-        "chest",
-        "spine",
-        ("capsule", 0.3841, 1.5096, L),
-        (0.0, 1.501, 0.0),
-        8.0,
-        (0.0, 1.501, 0.0),
-        _TORSO_AXES,
-        (-20.0, 20.0, 20.0, 15.0),
-    ),
-    Part(
-        "spine",
-        "hips",
-        ("capsule", 0.2151, 1.0861, L),
-        (0.0, 0.696, 0.0),
-        10.0,
-        (0.0, 0.696, 0.0),
-        _TORSO_AXES,
-        (-20.0, 20.0, 20.0, 15.0),
-    ),
+    _torso("chest", "spine", 0.3841, 1.5096, 1.501, 8.0),
+    _torso("spine", "hips", 0.2151, 1.0861, 0.696, 10.0),
     Part(
         "head",
         "chest",
@@ -221,25 +223,20 @@ def tree_order() -> list[Part]:
     return order
 
 
-def mj(v: np.ndarray | tuple) -> np.ndarray:
-    """(F, U, L) / Unity (x, y, z) -> MuJoCo (x, y, z) and back."""
-    return np.asarray(v, dtype=np.float64)[..., [0, 2, 1]]
-
-
 def _fmt(v: np.ndarray) -> str:
     return " ".join(f"{x:.6g}" for x in v)
 
 
 def _geom(part: Part, index: int) -> str:
     kind = part.shape[0]
-    offset = np.zeros(3) if part.collider is None else mj(np.array(part.collider) - part.frame)
+    offset = np.zeros(3) if part.collider is None else to_mujoco(np.array(part.collider) - part.frame)
     name = f'name="{part.name}_{index}"'
     if kind == "sphere":
         return f'<geom {name} pos="{_fmt(offset)}" type="sphere" size="{part.shape[1]}" mass="{part.mass}"/>'
     if kind == "box":
-        size = mj(np.array(part.shape[1])) / 2
+        size = to_mujoco(np.array(part.shape[1])) / 2
         return f'<geom {name} pos="{_fmt(offset)}" type="box" size="{_fmt(size)}" mass="{part.mass}"/>'
-    radius, length, axis = part.shape[1], part.shape[2], mj(part.shape[3])
+    radius, length, axis = part.shape[1], part.shape[2], to_mujoco(part.shape[3])
     half = max(length / 2 - radius, 1e-4)
     ends = f"{_fmt(offset - half * axis)} {_fmt(offset + half * axis)}"
     return f'<geom {name} type="capsule" size="{radius}" fromto="{ends}" mass="{part.mass}"/>'
@@ -251,17 +248,17 @@ def walker_xml(index: int, hips: np.ndarray) -> str:
 
     def body(part: Part, parent_frame: np.ndarray) -> str:
         centre = part.frame
-        pos = mj(hips) if not part.parent else mj(centre - parent_frame)
+        pos = to_mujoco(hips) if not part.parent else to_mujoco(centre - parent_frame)
         inner = ""
         if not part.parent:
             inner += f'<freejoint name="root_{index}"/>'
         elif part.axes is not None:
-            anchor = mj(np.array(part.anchor) - centre)
+            anchor = to_mujoco(np.array(part.anchor) - centre)
             for axis in (1, 2, 0):
                 low, high = axis_range(part, axis)
                 if high > low:
                     inner += (
-                        f'<joint name="{part.name}{"XYZ"[axis]}_{index}" axis="{_fmt(mj(part.axes[axis]))}" '
+                        f'<joint name="{part.name}{"XYZ"[axis]}_{index}" axis="{_fmt(to_mujoco(part.axes[axis]))}" '
                         f'pos="{_fmt(anchor)}" range="{low} {high}"/>'
                     )
         inner += _geom(part, index)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .articulated import ArticulatedWorld, com_velocities
+from .vector3 import to_unity
 from .walker_body import (
     DAMPER,
     INITIAL_DAMPER,
@@ -24,7 +25,6 @@ from .walker_body import (
     actuators_xml,
     axis_range,
     hinges,
-    mj,
     walker_xml,
 )
 
@@ -75,16 +75,16 @@ class WalkerWorld(ArticulatedWorld):
     # ------------------------------------------------------------ state, Unity axes
     def positions(self) -> np.ndarray:
         """Part transform origins ``(n, 16, 3)``."""
-        return mj(self.data.xpos[self.parts])
+        return to_unity(self.data.xpos[self.parts])
 
     def hips_axes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The hips' right, up and forward ``(n, 3)`` each (local x = right = -L at spawn)."""
         xmat = self.data.xmat[self.parts[:, 0]].reshape(self.n, 3, 3)
-        return -mj(xmat[:, :, 1]), mj(xmat[:, :, 2]), mj(xmat[:, :, 0])
+        return -to_unity(xmat[:, :, 1]), to_unity(xmat[:, :, 2]), to_unity(xmat[:, :, 0])
 
     def part_positions(self, parts: list[int]) -> np.ndarray:
         """The transform origins of the parts ``parts`` (indices into PARTS) ``(n, len(parts), 3)``."""
-        return mj(self.data.xpos[self.parts[:, parts]])
+        return to_unity(self.data.xpos[self.parts[:, parts]])
 
     def hips_forward(self) -> np.ndarray:
         """The hips' forward ``(n, 3)`` (the local x axis, read in Unity order x, z, y)."""
@@ -94,12 +94,12 @@ class WalkerWorld(ArticulatedWorld):
         """Angular velocities (pseudo-vectors: sign flipped by the axis swap) and centre-of-mass
         velocities ``(n, 16, 3)`` each."""
         omega, linear = com_velocities(self.data, self.parts, self._tree_roots)
-        return -mj(omega), mj(linear)
+        return -to_unity(omega), to_unity(linear)
 
     def part_velocities(self, parts: list[int]) -> np.ndarray:
         """The centre-of-mass velocities of the parts ``parts`` ``(n, len(parts), 3)`` (those
         rows of :meth:`velocities`)."""
-        return mj(com_velocities(self.data, self.parts[:, parts], self._tree_roots[:, parts])[1])
+        return to_unity(com_velocities(self.data, self.parts[:, parts], self._tree_roots[:, parts])[1])
 
     # ------------------------------------------------------------ changes
     def set_drives(self, agents: np.ndarray, actions: np.ndarray) -> None:

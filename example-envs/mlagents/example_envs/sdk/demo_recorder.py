@@ -44,6 +44,7 @@ import numpy as np
 
 from mlagents.envs.communicator_objects import DemonstrationMetaProto
 
+from .closing import Closable
 from .messages import DecisionBatch
 from .specs import BrainSpec
 from .wire import agent_info_protos, brain_parameters_proto, varint
@@ -84,7 +85,7 @@ def demonstration_path(folder: str, name: str) -> str:
     return candidate
 
 
-class DemonstrationRecorder:
+class DemonstrationRecorder(Closable):
     """Records the decisions of one brain's agents to a new ``.demo`` file.
 
     :param brain: the recorded brain.
@@ -193,12 +194,6 @@ class DemonstrationRecorder:
             self.number_episodes,
             self.path,
         )
-
-    def __enter__(self) -> DemonstrationRecorder:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # ------------------------------------------------------------------ internals
     def _write_episode(self, agent: int, finished: bool) -> None:

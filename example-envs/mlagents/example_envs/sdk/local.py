@@ -23,6 +23,7 @@ import numpy as np
 from .academy import Academy
 from .brains import BrainSettings
 from .catalogue import resolve_scene
+from .closing import Closable
 from .messages import AcademyInput, AcademyOutput, Command, DecisionBatch
 from .scene import Scene
 from .specs import BrainSpec
@@ -30,7 +31,7 @@ from .specs import BrainSpec
 __all__ = ["LocalEnvironment", "DecisionBatch"]
 
 
-class LocalEnvironment:
+class LocalEnvironment(Closable):
     """An example environment in this process, with the semantics of a build behind UnityEnvironment.
 
     :param scene: a name registered in the scene catalogue (e.g. ``"3DBall"``), a ``"package.module:Class"`` path or a
@@ -149,12 +150,6 @@ class LocalEnvironment:
         if not self._closed:
             self.academy.close()
         self._closed = True
-
-    def __enter__(self) -> LocalEnvironment:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _check_open(self) -> None:
         if self._closed:

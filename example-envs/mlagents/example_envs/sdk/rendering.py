@@ -25,10 +25,11 @@ import ctypes.util
 import importlib
 import os
 from collections.abc import Callable
-from typing import Any
 
 import mujoco
 import numpy as np
+
+from .closing import Closable
 
 #: what to install when no OpenGL backend works (Debian/Ubuntu package names)
 SYSTEM_PACKAGES = "libegl1 libgl1-mesa-dri"
@@ -145,7 +146,7 @@ def _refuse_next_to_tensorflow(backend: str) -> None:
         )
 
 
-class OffscreenRenderer:
+class OffscreenRenderer(Closable):
     """Renders ``model`` at ``width`` x ``height`` pixels from its cameras (or a free camera).
 
     The model's offscreen buffer is set to exactly that size, without multisampling (software
@@ -186,9 +187,3 @@ class OffscreenRenderer:
     def close(self) -> None:
         """Free the OpenGL context (also done when the renderer is garbage collected)."""
         self._renderer.close()
-
-    def __enter__(self) -> OffscreenRenderer:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .brains import BrainSettings, controllers_for
+from .closing import Closable
 from .frames import even, frame_source
 from .heuristic import HeuristicController
 from .local import LocalEnvironment
@@ -43,7 +44,7 @@ class VideoUnavailable(ImportError):
     """imageio (or its ffmpeg plugin for MP4) is not installed (one-line message)."""
 
 
-class VideoWriter:
+class VideoWriter(Closable):
     """Frames (uint8 (H, W, 3), all of one size) to an MP4 (H.264) or GIF file."""
 
     def __init__(self, path: str, fps: float) -> None:
@@ -79,12 +80,6 @@ class VideoWriter:
 
     def close(self) -> None:
         self._writer.close()
-
-    def __enter__(self) -> VideoWriter:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def open_video_writer(path: str, fps: float) -> VideoWriter:

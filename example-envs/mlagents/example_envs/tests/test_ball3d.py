@@ -16,9 +16,9 @@ from mlagents.example_envs.ball3d_physics import (
     quaternion_multiply,
     rotate_local,
     to_mujoco_quaternions,
-    to_mujoco_vectors,
 )
 from mlagents.example_envs.sdk.local import LocalEnvironment
+from mlagents.example_envs.vector3 import to_mujoco
 
 SCENES = {"3DBall": Ball3D, "3DBallHard": Ball3DHard}
 BRAINS = {"3DBall": "3DBallLearning", "3DBallHard": "3DBallHardLearning"}
@@ -43,9 +43,9 @@ def test_unity_rotations_map_to_the_same_mujoco_rotations() -> None:
     for q in rng.normal(size=(20, 4)):
         q /= np.linalg.norm(q)
         v = rng.normal(size=3)
-        expected = to_mujoco_vectors(unity_rotation_matrix(q) @ v)
+        expected = to_mujoco(unity_rotation_matrix(q) @ v)
         rotated = np.zeros(3)
-        mujoco.mju_rotVecQuat(rotated, to_mujoco_vectors(v), to_mujoco_quaternions(q))
+        mujoco.mju_rotVecQuat(rotated, to_mujoco(v), to_mujoco_quaternions(q))
         np.testing.assert_allclose(rotated, expected, atol=1e-12)
 
 
