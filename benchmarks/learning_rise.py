@@ -55,6 +55,7 @@ import numpy as np
 import yaml
 
 from mlagents.example_envs.ports import find_free_port_range
+from mlagents.trainers.tests.learn_helpers import BUILDS, SHIPPED_CONFIG, learn_args
 from mlagents.trainers.tests.reward_windows import (  # the learning tests' readers
     read_windows,
     rise,
@@ -62,9 +63,6 @@ from mlagents.trainers.tests.reward_windows import (  # the learning tests' read
     trend,
 )
 
-REPO = Path(__file__).resolve().parents[1]
-CONFIG = REPO / "config" / "trainer_config.yaml"
-BUILDS = REPO / "example-envs" / "builds"
 #: scene -> (brain, agents of one instance, the shipped summary_freq of the brain's section)
 SCENES = {
     "CrawlerStatic": ("CrawlerStaticLearning", 12, 3000),
@@ -80,22 +78,17 @@ def train(workdir: Path, scene: str, max_steps: int, save_freq: int, seed: int) 
     A ``save_freq`` of 0 keeps the default checkpoints; otherwise every checkpoint is kept.
     """
     port = find_free_port_range(2)
-    command = [
-        sys.executable,
-        "-m",
-        "mlagents.trainers.learn",
-        str(CONFIG),
-        "--env",
-        str(BUILDS / f"{scene}.x86_64"),
-        "--train",
-        "--num-envs=2",
-        "--no-graphics",
-        f"--seed={seed}",
-        "--run-id=rise",
-        f"--base-port={port}",
-    ]
-    if save_freq:
-        command += [f"--save-freq={save_freq}", "--keep-checkpoints=1000"]
+    checkpoints = [f"--save-freq={save_freq}", "--keep-checkpoints=1000"] if save_freq else []
+    args = learn_args(
+        BUILDS / f"{scene}.x86_64",
+        base_port=port,
+        run_id="rise",
+        num_envs=2,
+        seed=seed,
+        config=SHIPPED_CONFIG,
+        extra=checkpoints,
+    )
+    command = [sys.executable, "-m", "mlagents.trainers.learn", *map(str, args)]
     output: list[str] = []
     started = time.monotonic()
     process = subprocess.Popen(
@@ -155,7 +148,7 @@ def report_rise(seed: int, scene: str, output: str, workdir: Path) -> None:
 
 
 def section() -> dict[str, Any]:
-    config = yaml.safe_load(CONFIG.read_text())
+    config = yaml.safe_load(SHIPPED_CONFIG.read_text())
     return {**config["default"], **config[BRAIN]}
 
 

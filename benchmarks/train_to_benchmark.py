@@ -64,6 +64,7 @@ from typing import Any
 import yaml
 
 from mlagents.example_envs.ports import find_free_port_range
+from mlagents.trainers.tests.learn_helpers import gail_alone_on_basic  # the GAIL test's signals
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from baseline import Checkout, revision_checkout
@@ -80,6 +81,12 @@ TARGETS = {
         "best possible return 0.93; the console shows 0.94 at the optimum",
     ),
     "3DBall": ("3DBallLearning", (100.0,), ""),
+    "3DBallHard": ("3DBallHardLearning", (100.0,), ""),
+    "GridWorld": ("GridWorldLearning", (0.8,), ""),
+    "Hallway": ("HallwayLearning", (0.7,), ""),
+    "PushBlock": ("PushBlockLearning", (4.5,), ""),
+    # Trained with its curriculum (CURRICULA); the big-wall brain is followed under OTHER_BRAINS.
+    "WallJump": ("SmallWallJumpLearning", (0.8,), "with the wall-jump curriculum"),
     # The round-two examples (benchmarks of the 0.9 docs). SoccerTwos has none: each team's striker
     # and goalie play the other team's, so a brain's mean reward rises only as much as the goals
     # scored per episode do; the run reports how far both brains get (the goalie under OTHER_BRAINS).
@@ -107,7 +114,10 @@ TARGETS = {
 ROLLING = {"VisualHallway": 10, "VisualPushBlock": 10, "VisualPyramids": 10}
 
 # Environment -> the brains followed besides the one of TARGETS (their mean rewards are reported too).
-OTHER_BRAINS = {"SoccerTwos": ("GoalieLearning",)}
+OTHER_BRAINS = {"SoccerTwos": ("GoalieLearning",), "WallJump": ("BigWallJumpLearning",)}
+
+# Environment -> the curriculum folder its runs use (--curriculum), as the 0.9 docs train it.
+CURRICULA = {"WallJump": REPO / "config" / "curricula" / "wall-jump"}
 
 # Environment -> the pretraining section of the "pretraining" case (demo path relative to the repository).
 PRETRAINING = {
@@ -319,6 +329,8 @@ def run_one(
             "--run-id=bench",
             f"--base-port={base_port}",
         ] + ([] if seed is None else [f"--seed={seed}"])
+        if env in CURRICULA:
+            command.append(f"--curriculum={CURRICULA[env]}")
         log_path = Path(workdir) / "learn.log"
         start = time.monotonic()
         process = start_logged(
@@ -494,21 +506,7 @@ def signal_cases() -> dict[str, SignalCase]:
     shipped = yaml.safe_load(CONFIG.read_text())
     pyramids = dict(shipped["PyramidsLearning"])
     extrinsic_only = dict(pyramids, reward_signals={"extrinsic": pyramids["reward_signals"]["extrinsic"]})
-    basic = dict(shipped["BasicLearning"])
-    demo = REPO / "demos" / "ExpertBasic.demo"
-    gail_basic = dict(
-        basic,
-        reward_signals={
-            "extrinsic": {"strength": 0.0, "gamma": 0.9},
-            "gail": {
-                "strength": 1.0,
-                "gamma": 0.9,
-                "encoding_size": 128,
-                "demo_path": str(demo),
-                "use_actions": True,
-            },
-        },
-    )
+    gail_basic = dict(shipped["BasicLearning"], reward_signals=gail_alone_on_basic())
     return {
         "Pyramids+curiosity": SignalCase(
             "Pyramids+curiosity", "Pyramids", "PyramidsLearning", (1.75,), "extrinsic + curiosity", pyramids

@@ -15,7 +15,7 @@ Usage: ``python faulty_learn.py <mlagents-learn arguments>`` with the environmen
   following step, i.e. a transition that crosses a restart or a reset).
 
 Everything else is the real command: :func:`mlagents.trainers.learn.main` with the environment
-factory replaced by one that adds those arguments.
+factory wrapped so that its environments get those arguments.
 """
 
 import atexit
@@ -23,6 +23,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -32,28 +33,21 @@ from mlagents.trainers import learn
 from mlagents.trainers.buffer import Buffer
 
 SETTINGS: dict[str, Any] = json.loads(os.environ.get("MLAGENTS_TEST_FAULTS", "{}"))
+#: mlagents-learn's own environment factory, which :func:`faulty_environment_factory` wraps.
+REAL_FACTORY = learn.create_environment_factory
 
 
-def faulty_environment_factory(
-    env_path: str | None,
-    docker_target_name: str | None,
-    no_graphics: bool,
-    seed: int | None,
-    start_port: int,
-    *,
-    deterministic: bool = False,
-) -> Callable[..., BaseUnityEnvironment]:
-    """Like the real factory (no docker), with the first-launch arguments and exchange timeout."""
-    file_name = env_path.strip() if env_path else None
-    for extension in learn.ENV_EXTENSIONS:
-        file_name = file_name.replace(extension, "") if file_name else None
+def faulty_environment_factory(*args: Any, **kwargs: Any) -> Callable[..., BaseUnityEnvironment]:
+    """The real factory (same arguments) whose environments get the first-launch arguments and the
+    exchange timeout."""
+    create_real = REAL_FACTORY(*args, **kwargs)
     first_launch_args: dict[str, list[str]] = SETTINGS.get("first_launch_args", {})
     every_launch_args: list[str] = SETTINGS.get("args", [])
     markers: str = SETTINGS.get("markers", ".")
     exchange_timeout = float(SETTINGS.get("exchange_timeout", 120.0))
 
     def create(worker_id: int, restart: int = 0) -> BaseUnityEnvironment:
-        from mlagents.envs.environment import UnityEnvironment
+        from mlagents.envs import environment
 
         marker = os.path.join(markers, f"worker-{worker_id}")
         args = list(every_launch_args)
@@ -61,15 +55,15 @@ def faulty_environment_factory(
             args += first_launch_args.get(str(worker_id), [])
         with open(marker, "a") as launches:
             launches.write("launch\n")
-        return UnityEnvironment(
-            file_name,
-            worker_id=worker_id,
-            base_port=start_port,
-            seed=learn.worker_seed(seed or 0, worker_id, restart),
-            no_graphics=no_graphics,
-            args=args,
-            exchange_timeout=exchange_timeout,
+        # The real factory looks UnityEnvironment up in its module when it creates one.
+        real_class = environment.UnityEnvironment
+        environment.UnityEnvironment = partial(  # type: ignore[misc, assignment]
+            real_class, args=args, exchange_timeout=exchange_timeout
         )
+        try:
+            return create_real(worker_id, restart)
+        finally:
+            environment.UnityEnvironment = real_class  # type: ignore[misc]
 
     return create
 
@@ -109,7 +103,7 @@ class ContinuityCheck:
 
 
 def main() -> None:
-    learn.create_environment_factory = faulty_environment_factory  # type: ignore[assignment]
+    learn.create_environment_factory = faulty_environment_factory
     check = ContinuityCheck()
     check.install()
     report = SETTINGS.get("report")

@@ -21,9 +21,14 @@ from typing import Any
 import yaml
 
 from mlagents.envs.tests.processes import builds_on_ports, process_group_members
+from mlagents.trainers.settings import merged_section
 
 #: The example builds of the repository.
 BUILDS = Path(__file__).resolve().parents[4] / "example-envs" / "builds"
+#: The shipped demonstration of Basic.
+EXPERT_BASIC = BUILDS.parents[1] / "demos" / "ExpertBasic.demo"
+#: The shipped trainer configuration.
+SHIPPED_CONFIG = BUILDS.parents[1] / "config" / "trainer_config.yaml"
 
 #: The BasicLearning section of the shipped config/trainer_config.yaml merged into its default section.
 BASIC_LEARNING: dict[str, Any] = {
@@ -48,11 +53,45 @@ BASIC_LEARNING: dict[str, Any] = {
 }
 
 
+#: Changes to ``BASIC_LEARNING`` for short 3DBall runs that check the command, not what it learns:
+#: a small network on normalized observations that updates every 600 steps.
+SMALL_3DBALL: dict[str, Any] = {
+    "batch_size": 64,
+    "buffer_size": 600,
+    "hidden_units": 32,
+    "num_layers": 1,
+    "normalize": True,
+    "time_horizon": 64,
+}
+
+
+def gail_alone_on_basic() -> dict[str, Any]:
+    """The ``reward_signals`` of GAIL alone on Basic: the environment's reward at strength 0 (reported,
+    not learned from) and GAIL on :data:`EXPERT_BASIC`, the discriminator seeing the actions."""
+    return {
+        "extrinsic": {"strength": 0.0, "gamma": 0.9},
+        "gail": {
+            "strength": 1.0,
+            "gamma": 0.9,
+            "encoding_size": 128,
+            "demo_path": str(EXPERT_BASIC),
+            "use_actions": True,
+        },
+    }
+
+
 def trainer_config(**changes: Any) -> str:
     """The text of a trainer config file with one ``default`` section: ``BASIC_LEARNING`` with
     ``changes`` (a change to None removes that key)."""
     section = {key: value for key, value in {**BASIC_LEARNING, **changes}.items() if value is not None}
     return yaml.safe_dump({"default": section}, sort_keys=False)
+
+
+def shipped_config(brain: str, **changes: Any) -> str:
+    """The text of a trainer config file with one ``default`` section: the section of ``brain`` in
+    :data:`SHIPPED_CONFIG` merged into its default section, with ``changes``."""
+    section = merged_section(yaml.safe_load(SHIPPED_CONFIG.read_text()), brain)
+    return yaml.safe_dump({"default": {**section, **changes}}, sort_keys=False)
 
 
 class LearnProcess:

@@ -11,6 +11,8 @@ import pytest
 
 from mlagents.example_envs.ports import find_free_port_range
 from mlagents.trainers.tests.learn_helpers import (
+    BUILDS,
+    SMALL_3DBALL,
     LearnProcess,
     assert_nothing_left,
     cpu_load,
@@ -23,19 +25,9 @@ from mlagents.trainers.tests.learn_helpers import (
 
 pytestmark = pytest.mark.slow
 
-HERE = Path(__file__).resolve().parent
-BALL = HERE.parents[3] / "example-envs" / "builds" / "3DBall.x86_64"
+BALL = BUILDS / "3DBall.x86_64"
 NUM_ENVS = 2
-CONFIG = trainer_config(
-    batch_size=64,
-    buffer_size=600,
-    hidden_units=32,
-    num_layers=1,
-    max_steps=600,
-    normalize=True,
-    time_horizon=64,
-    summary_freq=150,
-)
+CONFIG = trainer_config(**SMALL_3DBALL, max_steps=600, summary_freq=150)
 LOST = re.compile(r"UnityEnvironment worker 1 was lost \(UnityCommunicationException")
 
 

@@ -13,7 +13,6 @@ import re
 import shutil
 import signal
 import time
-from pathlib import Path
 
 import pytest
 from tensorboard.backend.event_processing import event_accumulator
@@ -26,10 +25,10 @@ from mlagents.trainers.tests.learn_helpers import (
     learn_args,
     leftovers,
     read_scalars,
+    shipped_config,
     trainer_config,
 )
 
-REPO = Path(__file__).resolve().parents[4]
 BASIC = BUILDS / "Basic.x86_64"
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not BASIC.exists(), reason="the Basic build is missing")]
@@ -287,23 +286,10 @@ def test_several_runs(tmp_path, free_port_range):
     assert len([line for line in console_lines(output) if float(line["step"]) == 600]) == 2
 
 
-BALL = REPO / "example-envs" / "builds" / "3DBall.x86_64"
+BALL = BUILDS / "3DBall.x86_64"
 
 # The shipped 3DBallLearning settings with a buffer small enough to update within a short run.
-BALL_CONFIG = trainer_config(
-    batch_size=64,
-    beta=1.0e-3,
-    buffer_size=2400,
-    hidden_units=128,
-    lambd=0.99,
-    max_steps=6000,
-    normalize=True,
-    num_layers=2,
-    time_horizon=1000,
-    summary_freq=1000,
-    vis_encode_type="simple",
-    reward_signals={"extrinsic": {"strength": 1.0, "gamma": 0.99}},
-)
+BALL_CONFIG = shipped_config("3DBallLearning", buffer_size=2400, max_steps=6000)
 
 
 @pytest.mark.learning

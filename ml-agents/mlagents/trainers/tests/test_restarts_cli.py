@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from mlagents.trainers.tests.learn_helpers import (
+    BUILDS,
+    SMALL_3DBALL,
     assert_nothing_left,
     faulty_learn,
     learn_args,
@@ -26,10 +28,8 @@ from mlagents.trainers.tests.learn_helpers import (
 
 pytestmark = pytest.mark.slow
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[3]
-BALL = REPO / "example-envs" / "builds" / "3DBall.x86_64"
-BASIC = REPO / "example-envs" / "builds" / "Basic.x86_64"
+BALL = BUILDS / "3DBall.x86_64"
+BASIC = BUILDS / "Basic.x86_64"
 
 RESTART_LINE = re.compile(
     r"UnityEnvironment worker (\d) was lost \((\w+): .*\)\. Restarting it on the same port .* "
@@ -41,17 +41,7 @@ RESTART_LINE = re.compile(
 @pytest.mark.timeout(720)  # up to 240 s to step 400, then up to 400 s to the end
 @pytest.mark.skipif(not BALL.exists(), reason="the 3DBall build is missing")
 def test_training_goes_on_after_a_killed_and_a_hung_build(tmp_path, free_port_range):
-    config = trainer_config(
-        batch_size=64,
-        buffer_size=600,
-        hidden_units=32,
-        num_layers=1,
-        max_steps=2400,
-        normalize=True,
-        time_horizon=64,
-        summary_freq=400,
-        vis_encode_type="simple",
-    )
+    config = trainer_config(**SMALL_3DBALL, max_steps=2400, summary_freq=400, vis_encode_type="simple")
     (tmp_path / "config.yaml").write_text(config)
     port = free_port_range(4)
     # Worker 2's first build stops answering after 30 exchanges; it is noticed after 3 s. Every

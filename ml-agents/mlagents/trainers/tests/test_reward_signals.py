@@ -9,6 +9,7 @@ from mlagents.trainers.components.reward_signals.extrinsic.signal import Extrins
 from mlagents.trainers.components.reward_signals.reward_signal_factory import create_reward_signal
 from mlagents.trainers.exception import UnityTrainerException
 from mlagents.trainers.ppo.policy import PPOPolicy
+from mlagents.trainers.settings import REWARD_SIGNAL_KINDS
 
 
 def info(rewards):
@@ -65,14 +66,13 @@ def test_unknown_signal():
 
 
 def test_every_signal_of_the_0_9_toolkit_is_known():
+    """NAME_TO_CLASS, the 0.9 table, is the registry of reward signals (its names and classes are
+    checked in test_settings)."""
     from mlagents.trainers.components.reward_signals.reward_signal_factory import NAME_TO_CLASS
 
-    assert list(NAME_TO_CLASS) == ["extrinsic", "curiosity", "gail"]
-    assert [cls.__name__ for cls in NAME_TO_CLASS.values()] == [
-        "ExtrinsicRewardSignal",
-        "CuriosityRewardSignal",
-        "GAILRewardSignal",
-    ]
+    assert list(NAME_TO_CLASS) == list(REWARD_SIGNAL_KINDS)
+    for name, kind in REWARD_SIGNAL_KINDS.items():
+        assert NAME_TO_CLASS[name] is kind.load_class(), name
 
 
 @pytest.mark.parametrize(

@@ -19,17 +19,18 @@ from mlagents.trainers.demo_loader import read_varint
 from mlagents.trainers.tests.demo_files import write_demo
 from mlagents.trainers.tests.learn_helpers import (
     BASIC_LEARNING,
+    BUILDS,
+    EXPERT_BASIC,
     LearnProcess,
     assert_nothing_left,
     finish_ok,
+    gail_alone_on_basic,
     learn_args,
     read_scalars,
     run_learn,
 )
 
-REPO = Path(__file__).resolve().parents[4]
-BASIC = REPO / "example-envs" / "builds" / "Basic.x86_64"
-EXPERT_BASIC = REPO / "demos" / "ExpertBasic.demo"
+BASIC = BUILDS / "Basic.x86_64"
 
 MEAN_REWARD = re.compile(r"Step: (?P<step>[\d.]+)\. Time Elapsed: [\d.]+ s Mean Reward: (?P<mean>-?[\d.]+)\.")
 
@@ -68,16 +69,7 @@ def test_gail_alone_learns_basic_from_the_shipped_demonstration(tmp_path, free_p
         learning_rate=3.0e-3,
         max_steps=4000,
         summary_freq=500,
-        reward_signals={
-            "extrinsic": {"strength": 0.0, "gamma": 0.9},
-            "gail": {
-                "strength": 1.0,
-                "gamma": 0.9,
-                "encoding_size": 128,
-                "demo_path": str(EXPERT_BASIC),
-                "use_actions": True,
-            },
-        },
+        reward_signals=gail_alone_on_basic(),
     )
     write_config(tmp_path / "gail.yaml", section)
     port = free_port_range(1)

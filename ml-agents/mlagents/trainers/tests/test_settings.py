@@ -277,15 +277,29 @@ def test_the_settings_name_the_demonstrations_they_read_without_opening_them():
     ]
 
 
-def test_one_registry_of_trainer_kinds_and_one_of_reward_signals():
-    assert list(TRAINER_KINDS) == ["ppo", "offline_bc", "online_bc"]
-    assert [kind.class_name for kind in TRAINER_KINDS.values()] == [
-        "PPOTrainer",
-        "OfflineBCTrainer",
-        "OnlineBCTrainer",
-    ]
-    assert list(REWARD_SIGNAL_KINDS) == ["extrinsic", "curiosity", "gail"]
-    for name, kind in {**TRAINER_KINDS, **REWARD_SIGNAL_KINDS}.items():
+@pytest.mark.parametrize(
+    "registry, class_names",
+    [
+        (
+            TRAINER_KINDS,
+            {"ppo": "PPOTrainer", "offline_bc": "OfflineBCTrainer", "online_bc": "OnlineBCTrainer"},
+        ),
+        (
+            REWARD_SIGNAL_KINDS,
+            {
+                "extrinsic": "ExtrinsicRewardSignal",
+                "curiosity": "CuriosityRewardSignal",
+                "gail": "GAILRewardSignal",
+            },
+        ),
+    ],
+    ids=["trainers", "reward-signals"],
+)
+def test_one_registry_of_trainer_kinds_and_one_of_reward_signals(registry, class_names):
+    """The kinds in their order, each with the name of its class, which it loads."""
+    assert list(registry) == list(class_names)
+    for name, kind in registry.items():
+        assert kind.class_name == class_names[name]
         assert kind.load_class().__name__ == kind.class_name, name
 
 

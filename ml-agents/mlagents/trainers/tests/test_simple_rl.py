@@ -25,6 +25,7 @@ from mlagents.trainers.tests.tiny_envs import (
     MaskedDoors,
     RandomPlayer,
     RecallCue,
+    Task,
     TinyEnvironment,
     Training,
     VisualGoal,
@@ -95,33 +96,36 @@ def demos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     }
 
 
+def rewards_alone(folder: Path, task: Task, section: dict[str, Any], seed: int) -> list[float]:
+    """The mean episode reward of every summary of a run of ``section`` (the default section) on
+    ``task``, the environment's only brain."""
+    return train(folder, TinyEnvironment([task]), {"default": section}, seed).rewards()
+
+
 # ---------------------------------------------------------------------------------------- PPO
 
-
-@pytest.mark.parametrize("seed", SEEDS)
-def test_ppo_discrete_walks_to_the_goal(tmp_path: Path, seed: int) -> None:
-    """GoalLine, actions stay/left/right: the goal end is in the observation."""
-    env = TinyEnvironment([GoalLine(seed=seed)])
-    rewards = train(tmp_path, env, {"default": ppo_section(max_steps=400)}, seed).rewards()
-    # Seeds 1-8: 1.00 at step 400 (at step 100, seeds 1/2/3: 0.49/0.53/0.56).
-    assert rewards[-1] >= 0.9, rewards
-
-
-@pytest.mark.parametrize("seed", SEEDS)
-def test_ppo_continuous_walks_to_the_goal(tmp_path: Path, seed: int) -> None:
-    """GoalLine with one continuous action, the distance to move."""
-    env = TinyEnvironment([GoalLine(seed=seed, continuous=True)])
-    rewards = train(tmp_path, env, {"default": ppo_section(max_steps=500)}, seed).rewards()
-    # Seeds 1-8: 1.00 at step 500 (at step 100, seeds 1/2/3: 0.07/0.22/0.05).
-    assert rewards[-1] >= 0.9, rewards
+#: feature -> the GoalLine-like task that needs it (of a seed) and the steps PPO learns it in.
+PPO_TASKS: dict[str, tuple[Callable[[int], Task], int]] = {
+    # Actions stay/left/right: the goal end is in the observation. At step 100, seeds 1/2/3:
+    # 0.49/0.53/0.56.
+    "discrete": (lambda seed: GoalLine(seed=seed), 400),
+    # One continuous action, the distance to move. At step 100, seeds 1/2/3: 0.07/0.22/0.05.
+    "continuous": (lambda seed: GoalLine(seed=seed, continuous=True), 500),
+    # MaskedDoors: two branches (move, door); only the masks tell which door is open. No closed
+    # door passed.
+    "action-masks": (lambda seed: MaskedDoors(seed=seed), 500),
+    # VisualGoal: the goal end is only in the 20x20 image.
+    "camera": (lambda seed: VisualGoal(seed=seed), 500),
+}
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_ppo_multi_branch_keeps_to_the_action_masks(tmp_path: Path, seed: int) -> None:
-    """MaskedDoors: two branches (move, door); only the masks tell which door is open."""
-    env = TinyEnvironment([MaskedDoors(seed=seed)])
-    rewards = train(tmp_path, env, {"default": ppo_section(max_steps=500)}, seed).rewards()
-    # Seeds 1-8: 1.00 at step 500, no closed door passed.
+@pytest.mark.parametrize("feature", list(PPO_TASKS))
+def test_ppo_walks_to_the_goal(tmp_path: Path, feature: str, seed: int) -> None:
+    """PPO learns the task of every feature of ``PPO_TASKS``."""
+    task, max_steps = PPO_TASKS[feature]
+    rewards = rewards_alone(tmp_path, task(seed), ppo_section(max_steps=max_steps), seed)
+    # Every feature, seeds 1-8: 1.00 at the last step.
     assert rewards[-1] >= 0.9, rewards
 
 
@@ -129,26 +133,19 @@ def test_ppo_multi_branch_keeps_to_the_action_masks(tmp_path: Path, seed: int) -
 def test_without_action_masks_the_closed_doors_cost(tmp_path: Path, seed: int) -> None:
     """The same doors without masks: the agent still walks to the goal, but cannot know which door
     is open and pays for closed ones."""
-    env = TinyEnvironment([MaskedDoors(seed=seed, send_masks=False)])
-    rewards = train(tmp_path, env, {"default": ppo_section(max_steps=500)}, seed).rewards()
+    rewards = rewards_alone(
+        tmp_path, MaskedDoors(seed=seed, send_masks=False), ppo_section(max_steps=500), seed
+    )
     # Seeds 1/2: 0.31/0.30 at step 500 (seeds 4-8: 0.29 to 0.34): the goal's 1 less about 0.67 of
     # closed doors.
     assert rewards[-1] <= 0.5, rewards
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-def test_ppo_reads_the_camera(tmp_path: Path, seed: int) -> None:
-    """VisualGoal: the goal end is only in the 20x20 image."""
-    env = TinyEnvironment([VisualGoal(seed=seed)])
-    rewards = train(tmp_path, env, {"default": ppo_section(max_steps=500)}, seed).rewards()
-    # Seeds 1-8: 1.00 at step 500.
-    assert rewards[-1] >= 0.9, rewards
-
-
 @pytest.mark.parametrize("seed", CONTROL_SEEDS)
 def test_a_blank_camera_leaves_the_goal_to_chance(tmp_path: Path, seed: int) -> None:
-    env = TinyEnvironment([VisualGoal(seed=seed, blank_camera=True)])
-    rewards = train(tmp_path, env, {"default": ppo_section(max_steps=500)}, seed).rewards()
+    rewards = rewards_alone(
+        tmp_path, VisualGoal(seed=seed, blank_camera=True), ppo_section(max_steps=500), seed
+    )
     # Seeds 1/2: -0.16/0.03 at step 500 (seeds 4-8: -0.07 to 0.00).
     assert abs(rewards[-1]) <= 0.3, rewards
 
@@ -161,17 +158,15 @@ RECURRENT = {"use_recurrent": True, "memory_size": 16, "sequence_length": 4, "ma
 @pytest.mark.parametrize("seed", SEEDS)
 def test_lstm_memory_recalls_the_cue(tmp_path: Path, seed: int) -> None:
     """RecallCue: the cue of the first decision must be answered at the third."""
-    env = TinyEnvironment([RecallCue(seed=seed)])
-    rewards = train(tmp_path, env, {"default": ppo_section(**RECURRENT)}, seed).rewards()
+    rewards = rewards_alone(tmp_path, RecallCue(seed=seed), ppo_section(**RECURRENT), seed)
     # Seeds 1/2/3: 1.000/0.995/0.995 at step 800 (seeds 4-8: 0.99 to 1.00).
     assert rewards[-1] >= 0.9, rewards
 
 
 @pytest.mark.parametrize("seed", CONTROL_SEEDS)
 def test_without_memory_the_cue_is_lost(tmp_path: Path, seed: int) -> None:
-    env = TinyEnvironment([RecallCue(seed=seed)])
-    config = {"default": ppo_section(**dict(RECURRENT, use_recurrent=False))}
-    rewards = train(tmp_path, env, config, seed).rewards()
+    section = ppo_section(**dict(RECURRENT, use_recurrent=False))
+    rewards = rewards_alone(tmp_path, RecallCue(seed=seed), section, seed)
     # Seeds 1/2: -0.005/-0.055 at step 800 (seeds 4-8: 0.015 to 0.07).
     assert abs(rewards[-1]) <= 0.3, rewards
 
@@ -184,7 +179,7 @@ def test_curiosity_finds_the_sparse_reward(tmp_path: Path, seed: int) -> None:
     """Corridor: curiosity leads the agents away from the rest at the start to the far end."""
     section = ppo_section(**CORRIDOR_PPO)
     section["reward_signals"] = {**section["reward_signals"], "curiosity": CURIOSITY}
-    rewards = train(tmp_path, TinyEnvironment([Corridor(seed=seed)]), {"default": section}, seed).rewards()
+    rewards = rewards_alone(tmp_path, Corridor(seed=seed), section, seed)
     # Seeds 1/2/3: 0.960/0.973/0.969 at step 1500 (seeds 4-8: 0.955 to 0.977); resting: 0.54.
     assert rewards[-1] >= 0.9, rewards
 
@@ -192,8 +187,7 @@ def test_curiosity_finds_the_sparse_reward(tmp_path: Path, seed: int) -> None:
 @pytest.mark.parametrize("seed", CONTROL_SEEDS)
 def test_ppo_alone_misses_the_sparse_reward(tmp_path: Path, seed: int) -> None:
     """The control of curiosity and pretraining: the same corridor, PPO alone, the same budget."""
-    env = TinyEnvironment([Corridor(seed=seed)])
-    rewards = train(tmp_path, env, {"default": ppo_section(**CORRIDOR_PPO)}, seed).rewards()
+    rewards = rewards_alone(tmp_path, Corridor(seed=seed), ppo_section(**CORRIDOR_PPO), seed)
     # Seeds 1-8: never above 0.540 in any summary, the rest all episode long (each decision at the
     # end would add 0.2).
     assert max(rewards) <= 0.6, rewards
@@ -213,16 +207,14 @@ def gail_section(demo: Path) -> dict[str, Any]:
 def test_gail_alone_imitates_the_demonstration(tmp_path: Path, seed: int, demos: dict[str, Path]) -> None:
     """Corridor, learning from the discriminator's reward only: the environment's reward (which
     the trainer only reports) shows the agents walking to the end as the demonstration did."""
-    env = TinyEnvironment([Corridor(seed=seed)])
-    rewards = train(tmp_path, env, {"default": gail_section(demos["corridor"])}, seed).rewards()
+    rewards = rewards_alone(tmp_path, Corridor(seed=seed), gail_section(demos["corridor"]), seed)
     # Seeds 1/2/3: 0.972/0.957/0.981 at step 1000 (seeds 4-8: 0.966 to 0.993).
     assert rewards[-1] >= 0.9, rewards
 
 
 @pytest.mark.parametrize("seed", CONTROL_SEEDS)
 def test_gail_from_a_random_player_does_not(tmp_path: Path, seed: int, demos: dict[str, Path]) -> None:
-    env = TinyEnvironment([Corridor(seed=seed)])
-    rewards = train(tmp_path, env, {"default": gail_section(demos["corridor_random"])}, seed).rewards()
+    rewards = rewards_alone(tmp_path, Corridor(seed=seed), gail_section(demos["corridor_random"]), seed)
     # Seeds 1/2: 0.076/0.086 at step 1000 (seeds 4-8: 0.043 to 0.098); the random player's demo
     # scored 0.07.
     assert rewards[-1] <= 0.2, rewards
@@ -239,16 +231,15 @@ def pretraining_section(demo: Path) -> dict[str, Any]:
 @pytest.mark.parametrize("seed", SEEDS)
 def test_pretraining_gets_ppo_to_the_sparse_reward(tmp_path: Path, seed: int, demos: dict[str, Path]) -> None:
     """Corridor, within the budget in which PPO alone settles for the rest at the start."""
-    env = TinyEnvironment([Corridor(seed=seed)])
-    rewards = train(tmp_path, env, {"default": pretraining_section(demos["corridor"])}, seed).rewards()
+    rewards = rewards_alone(tmp_path, Corridor(seed=seed), pretraining_section(demos["corridor"]), seed)
     # Seeds 1-8: 1.00 at step 1500 (seeds 1/2/3 pass 0.9 from steps 600/300/500); PPO alone: 0.54.
     assert rewards[-1] >= 0.9, rewards
 
 
 @pytest.mark.parametrize("seed", CONTROL_SEEDS)
 def test_pretraining_on_a_random_player_does_not(tmp_path: Path, seed: int, demos: dict[str, Path]) -> None:
-    env = TinyEnvironment([Corridor(seed=seed)])
-    rewards = train(tmp_path, env, {"default": pretraining_section(demos["corridor_random"])}, seed).rewards()
+    section = pretraining_section(demos["corridor_random"])
+    rewards = rewards_alone(tmp_path, Corridor(seed=seed), section, seed)
     # Seeds 1/2: 0.083/0.112 at step 1500 (seeds 4-8: 0.078 to 0.105): cloning random moves keeps
     # the agents from even resting.
     assert rewards[-1] <= 0.2, rewards
@@ -257,18 +248,15 @@ def test_pretraining_on_a_random_player_does_not(tmp_path: Path, seed: int, demo
 @pytest.mark.parametrize("seed", SEEDS)
 def test_offline_bc_clones_the_demonstration(tmp_path: Path, seed: int, demos: dict[str, Path]) -> None:
     """GoalLine: the student must copy the expert's choice of direction from the observation."""
-    env = TinyEnvironment([GoalLine(seed=seed)])
-    rewards = train(tmp_path, env, {"default": bc_section(demo_path=str(demos["goal"]))}, seed).rewards()
+    rewards = rewards_alone(tmp_path, GoalLine(seed=seed), bc_section(demo_path=str(demos["goal"])), seed)
     # Seeds 1-8: 1.00 at step 200 (at step 50, seeds 1/2/3: 0.40/0.39/0.46).
     assert rewards[-1] >= 0.9, rewards
 
 
 @pytest.mark.parametrize("seed", CONTROL_SEEDS)
 def test_offline_bc_of_a_random_player_does_not(tmp_path: Path, seed: int, demos: dict[str, Path]) -> None:
-    env = TinyEnvironment([GoalLine(seed=seed)])
-    rewards = train(
-        tmp_path, env, {"default": bc_section(demo_path=str(demos["goal_random"]))}, seed
-    ).rewards()
+    section = bc_section(demo_path=str(demos["goal_random"]))
+    rewards = rewards_alone(tmp_path, GoalLine(seed=seed), section, seed)
     # Seeds 1/2: 0.09/0.14 at step 200 (seeds 4-8: 0.19 to 0.30); the random player's demo scored
     # 0.14.
     assert abs(rewards[-1]) <= 0.5, rewards

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -11,7 +12,34 @@ import tensorflow as tf
 from mlagents.trainers.encoders import EncoderType, VisualEncoder
 from mlagents.trainers.layers import Initializer
 
-__all__ = ["SignalModel"]
+if TYPE_CHECKING:
+    from mlagents.trainers.models import LearningModel
+
+__all__ = ["SignalModel", "SignalModelArguments", "signal_model_arguments"]
+
+
+class SignalModelArguments(TypedDict):
+    """The arguments of a :class:`SignalModel` subclass that come from the policy (see
+    :func:`signal_model_arguments`)."""
+
+    vec_obs_size: int
+    vis_obs_shapes: list[tuple[int, int, int]]
+    act_size: list[int]
+    is_continuous: bool
+    init: Initializer
+
+
+def signal_model_arguments(policy_model: LearningModel, seed: int, stream: int) -> SignalModelArguments:
+    """What a signal's network takes from the policy: the observations and actions of the policy's
+    network ``policy_model``, and initial values of its own, stream ``stream`` of the policy's
+    ``seed`` (adding the signal leaves the policy's weights alone)."""
+    return {
+        "vec_obs_size": policy_model.vec_obs_size,
+        "vis_obs_shapes": policy_model.vis_obs_shapes,
+        "act_size": policy_model.act_size,
+        "is_continuous": policy_model.is_continuous,
+        "init": Initializer(seed * 7919 + stream),
+    }
 
 
 class SignalModel(tf.Module):

@@ -20,8 +20,8 @@ from mlagents.trainers.adam import Adam
 from mlagents.trainers.buffer import MiniBatch
 from mlagents.trainers.components.reward_signals import LearnedRewardSignal, SignalPolicy
 from mlagents.trainers.components.reward_signals.curiosity.model import CuriosityModel
+from mlagents.trainers.components.reward_signals.signal_layers import signal_model_arguments
 from mlagents.trainers.fixed_signature import FixedSignatureFunction
-from mlagents.trainers.layers import Initializer
 from mlagents.trainers.models import ACTION_CLIP
 
 if TYPE_CHECKING:
@@ -60,13 +60,7 @@ class CuriosityRewardSignal(LearnedRewardSignal):
         self.encoding_size = int(encoding_size)
         self.learning_rate = float(learning_rate)
         self.model = CuriosityModel(
-            vec_obs_size=policy_model.vec_obs_size,
-            vis_obs_shapes=policy_model.vis_obs_shapes,
-            act_size=policy_model.act_size,
-            is_continuous=policy_model.is_continuous,
-            encoding_size=self.encoding_size,
-            # Its own stream of initial values: adding the signal leaves the policy's weights alone.
-            init=Initializer(policy.seed * 7919 + 1),
+            **signal_model_arguments(policy_model, policy.seed, 1), encoding_size=self.encoding_size
         )
         self.optimizer = Adam(self.model.trainable_variables, name="curiosity_optimizer")
         self.update_dict = {

@@ -21,10 +21,10 @@ from mlagents.trainers.adam import Adam
 from mlagents.trainers.buffer import MiniBatch
 from mlagents.trainers.components.reward_signals import LearnedRewardSignal, SignalPolicy
 from mlagents.trainers.components.reward_signals.gail.model import GAILModel
+from mlagents.trainers.components.reward_signals.signal_layers import signal_model_arguments
 from mlagents.trainers.demo_loader import load_demonstrations_for
 from mlagents.trainers.exception import UnityTrainerException
 from mlagents.trainers.fixed_signature import FixedSignatureFunction
-from mlagents.trainers.layers import Initializer
 
 if TYPE_CHECKING:
     from mlagents.trainers.models import LearningModel
@@ -70,15 +70,10 @@ class GAILRewardSignal(LearnedRewardSignal):
         self.demonstration_buffer = self._load_demonstrations()
         self.normalizer = policy_model.normalizer
         self.model = GAILModel(
-            vec_obs_size=policy_model.vec_obs_size,
-            vis_obs_shapes=policy_model.vis_obs_shapes,
-            act_size=policy_model.act_size,
-            is_continuous=policy_model.is_continuous,
+            **signal_model_arguments(policy_model, policy.seed, 2),
             encoding_size=int(encoding_size),
             use_actions=self.use_actions,
             use_vail=self.use_vail,
-            # Its own stream of initial values: adding the signal leaves the policy's weights alone.
-            init=Initializer(policy.seed * 7919 + 2),
             seed=policy.seed + 1,
         )
         self.optimizer = Adam(self.model.trainable_variables, name="gail_optimizer")
