@@ -1,6 +1,5 @@
 """The .demo loader against files encoded here, byte by byte, from the format's description
-(protobuf wire format written by hand on :func:`mlagents.envs.wire.encode_varint`, without the
-generated message classes)."""
+(protobuf wire format written by hand, without the generated message classes)."""
 
 from __future__ import annotations
 
@@ -14,7 +13,6 @@ import pytest
 from PIL import Image
 
 from mlagents.envs.brain import BrainParameters
-from mlagents.envs.wire import encode_varint
 from mlagents.trainers.demo_loader import (
     DemonstrationError,
     DemonstrationFileError,
@@ -33,8 +31,14 @@ from mlagents.trainers.exception import UnityTrainerException
 
 
 def varint(value: int) -> bytes:
-    # int32 negatives are sign-extended to 10 bytes
-    return encode_varint(value + (1 << 64) if value < 0 else value)
+    if value < 0:
+        value += 1 << 64  # int32 negatives are sign-extended to 10 bytes
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
 def key(field: int, wire_type: int) -> bytes:
