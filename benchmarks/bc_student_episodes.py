@@ -9,7 +9,7 @@ about 36 episodes judges a student well only when that share is far below the 10
 
 Usage::
 
-    python benchmarks/bc_student_episodes.py models/<run-id>/3DBallLearning.nn \
+    python benchmarks/bc_student_episodes.py models/<run-id>-0/3DBallLearning.nn \
         [--scene 3DBall] [--per-agent 10] [--seed 7]
 """
 

@@ -5,7 +5,7 @@ step counter ``global_step`` and the checkpoints of all three in ``<model_path>/
 (:class:`~mlagents.trainers.ppo.policy.PPOPolicy`) build the network and implement :meth:`evaluate`
 and :meth:`update`.
 
-Files written under ``model_path`` (``models/<run-id>/<brain>``):
+Files written under ``model_path`` (``models/<run-id>-<n>/<brain>``, ``n`` the run's index):
 
 * ``model-<step>.index`` / ``model-<step>.data-*`` and ``checkpoint``: TF2 checkpoints of the weights,
   the optimizer state, the normalizer and ``global_step`` (the ``keep_checkpoints`` newest are kept),

@@ -2,7 +2,7 @@
 Unity's later Sentis/Barracuda importers and other runtimes load. :mod:`.graph` builds the graph
 and documents its inputs and outputs.
 
-The ``onnx`` package is an optional extra of ml-agents (``pip install mlagents[onnx]``); it is
+The ``onnx`` package is an optional extra of ml-agents (``pip install -e "./ml-agents[onnx]"``); it is
 imported only when a file is written, and :class:`OnnxUnavailable` says it is missing.
 """
 
@@ -29,7 +29,8 @@ def write_onnx(weights: NetworkWeights, path: str) -> None:
         import onnx
     except ImportError:
         raise OnnxUnavailable(
-            "The ONNX export needs the onnx package: pip install 'mlagents[onnx]' (or pip install onnx)."
+            "The ONNX export needs the onnx package: pip install -e './ml-agents[onnx]' from the repository "
+            "(or pip install onnx onnxruntime)."
         ) from None
     name = path.rsplit("/", 1)[-1].removesuffix(".onnx") or "policy"
     proto = build_onnx_model(weights, onnx, name)
