@@ -152,7 +152,9 @@ def test_recurrent_continuous_policy(make_policy):
 
 def test_export_without_onnx_writes_the_nn_and_says_so(make_policy, monkeypatch, caplog):
     def missing(weights, path):
-        raise export.OnnxUnavailable("The ONNX export needs the onnx package: pip install -e './ml-agents[onnx]'.")
+        raise export.OnnxUnavailable(
+            "The ONNX export needs the onnx package: pip install -e './ml-agents[onnx]'."
+        )
 
     monkeypatch.setitem(export.WRITERS, ".onnx", missing)
     monkeypatch.setattr(export, "_skipped_logged", set())
