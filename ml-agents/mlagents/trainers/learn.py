@@ -109,7 +109,10 @@ Options:
                              summaries [default: None].
   --no-graphics              Launch the environment with -nographics -batchmode.
   --debug                    Log in detail (DEBUG level).
-  --multi-gpu                Accepted for compatibility with 0.9.2+; training uses one device.
+  --multi-gpu                Split each PPO update over the visible GPUs: one tower per GPU
+                             computes the loss and gradients of its share of the mini-batch, the
+                             averaged gradients are applied once; with fewer than two GPUs,
+                             training uses one device.
   --env-manager=<kind>       How the environment workers run: subprocess (processes on this
                              machine) or ray (Ray actors, on a local Ray instance or the
                              cluster of --ray-address) [default: subprocess].

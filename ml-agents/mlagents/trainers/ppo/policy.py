@@ -184,27 +184,7 @@ class PPOPolicy(TFPolicy):
                 update_normalization, [tf.TensorSpec([None, model.vec_obs_size], tf.float32)]
             )
 
-        update_spec = dict(observation_spec)
-        update_spec["masks"] = tf.TensorSpec([None], tf.float32)
-        update_spec["advantages"] = tf.TensorSpec([None], tf.float32)
-        for name in model.stream_names:
-            update_spec[f"{name}_returns"] = tf.TensorSpec([None], tf.float32)
-            update_spec[f"{name}_value_estimates"] = tf.TensorSpec([None], tf.float32)
-        if self.use_continuous_act:
-            update_spec["actions_pre"] = tf.TensorSpec([None, model.act_size[0]], tf.float32)
-            update_spec["action_probs"] = tf.TensorSpec([None, model.act_size[0]], tf.float32)
-        else:
-            update_spec["actions"] = tf.TensorSpec([None, len(model.act_size)], tf.int32)
-            update_spec["action_probs"] = tf.TensorSpec([None, sum(model.act_size)], tf.float32)
-        sequence_length = self.sequence_length
-        optimizer = self.optimizer
-
-        def update_step(batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-            return optimizer.minimize(
-                lambda: model.losses(batch, sequence_length), model.trainable_variables, model.learning_rate()
-            )
-
-        self._update_fn = FixedSignatureFunction(update_step, [update_spec])
+        self._update_fn = self._build_update_function()
         reason = unsupported_reason(model)
         if reason is None:
             self._fast_network = NumpyPolicyNetwork(model)
@@ -216,6 +196,37 @@ class PPOPolicy(TFPolicy):
                 reason,
             )
         self.set_fast_inference(self._fast_network is not None)
+
+    def update_signature(self) -> dict[str, tf.TensorSpec]:
+        """The inputs of the update step (:meth:`update_feed`'s keys), the batch dimension open."""
+        model = self.model
+        spec = dict(model.input_signature())
+        spec["masks"] = tf.TensorSpec([None], tf.float32)
+        spec["advantages"] = tf.TensorSpec([None], tf.float32)
+        for name in model.stream_names:
+            spec[f"{name}_returns"] = tf.TensorSpec([None], tf.float32)
+            spec[f"{name}_value_estimates"] = tf.TensorSpec([None], tf.float32)
+        if self.use_continuous_act:
+            spec["actions_pre"] = tf.TensorSpec([None, model.act_size[0]], tf.float32)
+            spec["action_probs"] = tf.TensorSpec([None, model.act_size[0]], tf.float32)
+        else:
+            spec["actions"] = tf.TensorSpec([None, len(model.act_size)], tf.int32)
+            spec["action_probs"] = tf.TensorSpec([None, sum(model.act_size)], tf.float32)
+        return spec
+
+    def _build_update_function(self) -> FixedSignatureFunction:
+        """The update step: one Adam step on the PPO loss of the batch (:meth:`update_signature`),
+        returning the loss values. Called by the constructor (subclasses may update otherwise)."""
+        model = self.model
+        sequence_length = self.sequence_length
+        optimizer = self.optimizer
+
+        def update_step(batch: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+            return optimizer.minimize(
+                lambda: model.losses(batch, sequence_length), model.trainable_variables, model.learning_rate()
+            )
+
+        return FixedSignatureFunction(update_step, [self.update_signature()])
 
     def set_fast_inference(self, enabled: bool) -> None:
         """Decide and estimate values with the numpy copy of the network (``True``, when the network
@@ -400,7 +411,7 @@ class PPOPolicy(TFPolicy):
         """
         batch = self.update_feed(mini_batch)
         self.write_step_count()  # the schedules read global_step
-        losses = self._update_fn(batch)
+        losses = self._run_update(batch)
         self.weights_changed()
         stats = {
             "value_loss": float(losses["value_loss"].numpy()),
@@ -409,6 +420,11 @@ class PPOPolicy(TFPolicy):
         for signal in self.reward_signals.values():
             stats.update(signal.update(mini_batch, num_sequences))
         return stats
+
+    def _run_update(self, batch: dict[str, np.ndarray]) -> Mapping[str, tf.Tensor]:
+        """Run the update step on the inputs ``batch`` (:meth:`update_feed`); returns its loss
+        values (at least ``value_loss`` and ``policy_loss``)."""
+        return self._update_fn(batch)
 
     def update_feed(self, mini_batch: MiniBatch) -> dict[str, np.ndarray]:
         """The inputs of the update step from buffer fields."""

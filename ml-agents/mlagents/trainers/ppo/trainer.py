@@ -28,6 +28,7 @@ from mlagents.envs.brain import AllBrainInfo, BrainInfo, BrainParameters
 from mlagents.envs.timers import timed
 from mlagents.trainers.agent_ids import agent_ids
 from mlagents.trainers.buffer import Columns
+from mlagents.trainers.ppo.multi_gpu_policy import MultiGpuPPOPolicy, tower_devices
 from mlagents.trainers.ppo.policy import PPOPolicy
 from mlagents.trainers.rl_trainer import RLTrainer, Rows, take_rows
 from mlagents.trainers.settings import PPOSettings
@@ -105,7 +106,9 @@ class PPOTrainer(RLTrainer):
     :param load: restore the newest checkpoint of ``model_path`` (also when the settings say ``load``).
     :param seed: seed of the policy.
     :param run_id: the run id shown on the console.
-    :param multi_gpu: accepted for compatibility; one device is used.
+    :param multi_gpu: split each update of the policy network over the visible GPUs
+        (:class:`~mlagents.trainers.ppo.multi_gpu_policy.MultiGpuPPOPolicy`); with fewer than two,
+        the PPO policy is used (and a line logged saying so).
     :raises UnityTrainerException: a required hyper-parameter is missing or invalid, or
         ``reward_signals`` is empty.
     """
@@ -127,13 +130,19 @@ class PPOTrainer(RLTrainer):
     ) -> None:
         super().__init__(brain, trainer_parameters, training, run_id, reward_buff_cap)
         self.settings.require_paths(self.config_source())
-        if multi_gpu:
-            LOGGER.info(
-                "Brain %s: --multi-gpu is not supported by this version; training on one device.",
-                brain.brain_name,
-            )
         self.seed = int(seed)
-        self.policy = PPOPolicy(self.seed, brain, self.settings, self.is_training, load)
+        devices = tower_devices() if multi_gpu else []
+        if len(devices) >= 2:
+            LOGGER.info("Brain %s: each update is split over %s.", brain.brain_name, ", ".join(devices))
+            self.policy = MultiGpuPPOPolicy(self.seed, brain, self.settings, self.is_training, load, devices)
+        else:
+            if multi_gpu:
+                LOGGER.info(
+                    "Brain %s: --multi-gpu found %d GPU(s), fewer than two; training on one device.",
+                    brain.brain_name,
+                    len(devices),
+                )
+            self.policy = PPOPolicy(self.seed, brain, self.settings, self.is_training, load)
         self.load = self.policy.load
         for name in self.policy.reward_signals:
             self.collected_rewards[name] = defaultdict(float)

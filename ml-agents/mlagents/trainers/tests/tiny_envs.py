@@ -599,14 +599,16 @@ def train(
     config: Mapping[str, Any],
     seed: int,
     curriculum: Mapping[str, Mapping[str, Any]] | None = None,
+    multi_gpu: bool = False,
 ) -> Training:
-    """Train on ``env`` as ``mlagents-learn --train --seed=<seed> [--curriculum]`` does, in this
-    process: the trainer configuration ``config`` (sections by brain name or ``default``) and the
-    curricula (brain name -> curriculum) are written to ``folder`` and read back with the real
-    loaders, TensorFlow's ops are made deterministic, one trainer per external brain is built with
-    ``initialize_trainers``, and ``TrainerController.start_learning`` runs the loop through a
-    :class:`SimpleEnvManager` until every trainer used its ``max_steps`` (saving, exporting and
-    closing the environment at the end, as always).
+    """Train on ``env`` as ``mlagents-learn --train --seed=<seed> [--curriculum] [--multi-gpu]``
+    does, in this process: the trainer configuration ``config`` (sections by brain name or
+    ``default``) and the curricula (brain name -> curriculum) are written to ``folder`` and read back
+    with the real loaders, TensorFlow's ops are made deterministic, one trainer per external brain
+    is built with ``initialize_trainers`` (``multi_gpu``: as with ``--multi-gpu``), and
+    ``TrainerController.start_learning`` runs the loop through a :class:`SimpleEnvManager` until
+    every trainer used its ``max_steps`` (saving, exporting and closing the environment at the end,
+    as always).
 
     :returns: the scalars the trainers wrote to ``folder/summaries`` and the environment's resets.
     """
@@ -650,6 +652,7 @@ def train(
         load_model=False,
         seed=seed,
         meta_curriculum=meta_curriculum,
+        multi_gpu=multi_gpu,
     )
     controller = TrainerController(
         trainers,
