@@ -111,7 +111,7 @@ TARGETS = {
 # one or two episodes per 1000-step window, so a single lucky episode can put one window above the
 # benchmark; for these scenes every figure (reaching the target, best, first and last mean) is the
 # mean of the last ROLLING windows that completed an episode.
-ROLLING = {"VisualHallway": 10, "VisualPushBlock": 10, "VisualPyramids": 10}
+ROLLING = {"Hallway": 10, "PushBlock": 10, "VisualHallway": 10, "VisualPushBlock": 10, "VisualPyramids": 10}
 
 # Environment -> the brains followed besides the one of TARGETS (their mean rewards are reported too).
 OTHER_BRAINS = {"SoccerTwos": ("GoalieLearning",), "WallJump": ("BigWallJumpLearning",)}
@@ -119,7 +119,8 @@ OTHER_BRAINS = {"SoccerTwos": ("GoalieLearning",), "WallJump": ("BigWallJumpLear
 # Environment -> the curriculum folder its runs use (--curriculum), as the 0.9 docs train it. The
 # benchmark counts only in the brain's last lesson (the full task): the first lessons are easier.
 CURRICULA = {"WallJump": REPO / "config" / "curricula" / "wall-jump"}
-LESSON_LINE = re.compile(r"(?P<brain>\S+) lesson changed\. Now in lesson (?P<lesson>\d+)")
+# The curriculum's log line reads "INFO:mlagents.trainers:<brain> lesson changed. Now in lesson <n>: ...".
+LESSON_LINE = re.compile(r"(?P<brain>[^\s:]+) lesson changed\. Now in lesson (?P<lesson>\d+)")
 
 
 def last_lesson(env: str, brain: str) -> int:
