@@ -10,6 +10,17 @@ update buffer it is cut into such sequences counted from its *end*; the first, i
 padded at its *front* with copies of ``last element * padding_value`` (so ``masks`` pads with 0,
 ``action_mask`` with a copy of the last real mask, everything else with zeros).
 
+Camera images (steps with 3 or more dimensions: ``visual_obs{i}``, ``next_visual_obs{i}``) arrive as
+float64 in [0, 1] and were stored as float32 (4 bytes a pixel channel). The update buffer keeps them
+compact instead (:func:`encode_images`): as the uint8 ``k`` of ``k / 255`` (a colour camera: the
+decoded PNG's bytes), or as the uint16 ``s`` of ``s / 765`` (a black-and-white camera: the mean of
+the three channels, ``s`` their sum), when every value of the trajectory's images equals, as
+float32, the value decoded from its code; otherwise as float32, as before. Every array made of a
+field decodes them (``np.asarray(field)``, :meth:`AgentBufferField.take`, :meth:`AgentBuffer.make_mini_batch`),
+and so does every network feed made of a mini-batch (:func:`float_images`; the PPO, behavioural
+cloning and GAIL mini-batches carry the codes): the same float32 values as before, bit for bit, at a
+quarter (colour) or half (black and white) of the memory while stored.
+
 Example::
 
     buffer = Buffer()
@@ -22,9 +33,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from mlagents.envs.action_info import ActionInfoOutputs
 from mlagents.envs.brain import BrainInfo
@@ -39,10 +51,14 @@ __all__ = [
     "Columns",
     "MiniBatch",
     "StepValue",
+    "decode_images",
+    "encode_images",
+    "float_images",
 ]
 
 MiniBatch = dict[str, np.ndarray]
-"""Steps taken from an update buffer for one gradient step: field name -> array of the n steps."""
+"""Steps taken from an update buffer for one gradient step: field name -> array of the n steps.
+Camera images may be the update buffer's codes: :func:`float_images` gives what the networks take."""
 
 
 StepValue = np.ndarray | np.generic | float
@@ -55,8 +71,165 @@ Columns = dict[str, Sequence[StepValue] | np.ndarray]
 sequence of n values), see :meth:`AgentBuffer.append_rows`."""
 
 
+_IMAGE_CODES: dict[np.dtype[Any], int] = {
+    np.dtype(np.uint8): 255,  # colour: k / 255, k = the PNG's byte
+    np.dtype(np.uint16): 765,  # black and white: mean of 3 channels = (r + g + b) / 765
+}
+"""The compact forms of camera images, most compact first: code dtype -> denominator."""
+
+_IMAGE_TABLES: dict[np.dtype[Any], np.ndarray] = {
+    # float64 division then float32: BrainInfo's float64 ``k / 255.0`` (or the float64 mean of three
+    # such values) made float32, as the update buffer stored images before.
+    dtype: (np.arange(levels + 1, dtype=np.float64) / float(levels)).astype(np.float32)
+    for dtype, levels in _IMAGE_CODES.items()
+}
+"""Code dtype -> the float32 value of every code."""
+
+_IMAGE_FORMS: list[np.dtype[Any]] = [*_IMAGE_CODES, np.dtype(np.float32)]
+"""The forms of stored images by rank (the argument ``at_least`` of :func:`encode_images`)."""
+
+
+_BLOCK_VALUES = 1 << 20
+"""Values converted at a time by :func:`decode_images` and :func:`encode_images`: numpy turns the
+codes it looks up into 8-byte indices, so a whole mini-batch at once would briefly take twice the
+memory of its float32 images (170 MB for 1024 steps of an 84x84 colour camera)."""
+
+
+def _block_steps(array: np.ndarray | Sequence[np.ndarray]) -> int:
+    """Steps of ``array`` per block of about :data:`_BLOCK_VALUES` values (at least 1)."""
+    return max(1, _BLOCK_VALUES // max(1, int(np.size(array[0])))) if len(array) else 1
+
+
+def decode_images(array: np.ndarray) -> np.ndarray:
+    """The float32 images of a batch stored by :func:`encode_images` (steps, H, W, C); any other
+    array as it is (float images, scalars, vectors)."""
+    if array.ndim < 4 or array.dtype not in _IMAGE_TABLES:
+        return array
+    table = _IMAGE_TABLES[array.dtype]
+    images = np.empty(array.shape, dtype=np.float32)
+    block = _block_steps(array)
+    for start in range(0, len(array), block):
+        np.take(table, array[start : start + block], out=images[start : start + block])
+    return images
+
+
+def encode_images(images: Sequence[np.ndarray] | np.ndarray, at_least: int = 0) -> np.ndarray:
+    """The most compact exact form of camera images of one shape (H, W, C), values in [0, 1].
+
+    :param images: float images, as a sequence or an array (n, H, W, C).
+    :param at_least: the rank in :data:`_IMAGE_FORMS` of the first form to try (0: uint8, 1: uint16,
+        2: float32), so that a field keeps one form.
+    :returns: (n, H, W, C): the uint8 or uint16 codes whose :func:`decode_images` equals every image
+        as float32 in every value, or else the images as float32.
+    """
+    count = len(images)
+    shape = (count, *np.shape(images[0])) if count else (0,)
+    # By blocks: small temporaries, which the allocator reuses (a whole trajectory's float arrays at
+    # once leave the heap fragmented by tens of megabytes).
+    steps = _block_steps(images)
+    for dtype in _IMAGE_FORMS[at_least:]:
+        stored = np.empty(shape, dtype=dtype)
+        for start in range(0, count, steps):
+            values = np.asarray(images[start : start + steps], dtype=np.float32)
+            block = stored[start : start + steps]
+            if dtype not in _IMAGE_CODES:  # float32: the images as they are
+                block[...] = values
+                continue
+            levels = _IMAGE_CODES[dtype]
+            scaled = np.rint(values * np.float32(levels))
+            np.clip(scaled, 0, levels, out=scaled)
+            with np.errstate(invalid="ignore"):  # NaN: no code, the comparison below fails
+                block[...] = scaled
+            if not np.array_equal(np.take(_IMAGE_TABLES[dtype], block), values):
+                break
+        else:
+            return stored
+    raise AssertionError("float32 holds any image")  # pragma: no cover - the last form never fails
+
+
+def _recode_images(batch: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
+    """Coded images ``batch`` in the less compact form ``dtype`` (a later code, or float32): the
+    same float32 values (``k / 255 == 3k / 765``)."""
+    if dtype not in _IMAGE_CODES:
+        return decode_images(batch)
+    factor = _IMAGE_CODES[dtype] // _IMAGE_CODES[batch.dtype]
+    return batch.astype(dtype) * dtype.type(factor)
+
+
+def _is_coded_step(step: StepValue) -> bool:
+    """True for one camera image stored as codes."""
+    return isinstance(step, np.ndarray) and step.ndim >= 3 and step.dtype in _IMAGE_TABLES
+
+
+def _form_rank(step: np.ndarray) -> int:
+    """The rank in :data:`_IMAGE_FORMS` of a stored image's form (anything but a code: float32's)."""
+    return _IMAGE_FORMS.index(step.dtype) if step.dtype in _IMAGE_CODES else len(_IMAGE_FORMS) - 1
+
+
+def _holds_float_images(field: list[StepValue]) -> bool:
+    """True for a trajectory's camera images as BrainInfo gives them: float arrays of 3+ dimensions."""
+    first = field[0] if field else None
+    return isinstance(first, np.ndarray) and first.ndim >= 3 and first.dtype.kind == "f"
+
+
+SharedRows = dict[int, tuple[np.ndarray, np.ndarray]]
+"""id of a trajectory's image -> (the image, its stored row), during one move to the update buffer."""
+
+
+def _image_rows(
+    field: AgentBufferField,
+    training_length: int,
+    batch_size: int | None,
+    stored: AgentBufferField,
+    shared: SharedRows,
+) -> list[np.ndarray]:
+    """The rows that :meth:`AgentBufferField.get_batch` would give, encoded (:func:`encode_images`)
+    to be appended to the update buffer's field ``stored``.
+
+    An image that is the same object as one already encoded in this move (``shared``: the
+    observation after step t is the one step t + 1 decided on, ``next_visual_obs`` and
+    ``visual_obs``) is stored once, its row shared. Every step of ``stored`` keeps one form: rows
+    of a more compact form are recoded, and so is ``stored`` when a new row needs a less compact one.
+    """
+    steps = [np.asarray(step) for step in field]
+    leftover = len(steps) % training_length
+    if training_length > 1 and leftover:  # the first sequence is padded at its front
+        steps = [steps[-1] * field.padding_value] * (training_length - leftover) + steps
+    if batch_size is not None:
+        if batch_size * training_length > len(steps):
+            raise BufferException(
+                f"Batch size requested ({batch_size} of {training_length} steps) is too large: the "
+                f"field holds {len(steps)} steps."
+            )
+        steps = steps[len(steps) - batch_size * training_length :]
+    ranks = [_form_rank(np.asarray(stored[0]))] if stored else []
+    fresh = list({id(step): step for step in steps if id(step) not in shared}.values())
+    if fresh:
+        codes = encode_images(fresh, ranks[0] if ranks else 0)
+        shared.update((id(step), (step, row)) for step, row in zip(fresh, codes))
+    rows = [shared[id(step)][1] for step in steps]
+    ranks.extend(_form_rank(row) for row in rows)
+    if not rows:
+        return rows
+    form = _IMAGE_FORMS[max(ranks)]
+    if stored and _form_rank(np.asarray(stored[0])) < max(ranks):
+        stored[:] = list(_recode_images(stored.stored_array(), form))
+    return [row if row.dtype == form else _recode_images(row[np.newaxis], form)[0] for row in rows]
+
+
+def float_images(images: npt.ArrayLike) -> np.ndarray:
+    """A mini-batch's camera images (n, H, W, C) as the networks take them: float32, codes decoded
+    (:func:`decode_images`), float images converted."""
+    return np.asarray(decode_images(np.asarray(images)), dtype=np.float32)
+
+
 class AgentBufferField(list[StepValue]):
     """The values of one field, one numpy array (or scalar) per step, oldest first.
+
+    The steps are stored as given, except the camera images of an update buffer, stored as codes
+    (see the module docstring): an element of such a field is a uint8 or uint16 array, and an array
+    made of the field (``np.asarray(field)``, :meth:`take`, :meth:`get_batch`) holds the float32
+    images. :meth:`stored_array` keeps the codes.
 
     :ivar padding_value: multiplier of the last element used to pad incomplete sequences; set by the
         most recent :meth:`append` (0 by default).
@@ -67,7 +240,34 @@ class AgentBufferField(list[StepValue]):
         self.padding_value: float = 0
 
     def __str__(self) -> str:
-        return str(np.array(self).shape)
+        return str(self.stored_array().shape)
+
+    def __array__(self, dtype: npt.DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
+        """``np.asarray(field)``: the steps as one array, camera images decoded to float32."""
+        if copy is False:
+            raise ValueError("an AgentBufferField is a list: an array of it is always a copy")
+        if not (self and _is_coded_step(self[0])):
+            return np.array(list(self), dtype=dtype)
+        images = decode_images(self.stored_array())
+        return images if dtype is None else images.astype(dtype)
+
+    def stored_array(self) -> np.ndarray:
+        """The steps as one array as they are stored (camera images as their codes, see
+        :func:`decode_images`)."""
+        return np.array(list(self))
+
+    def take(self, index: slice | np.ndarray, decode: bool = True) -> np.ndarray:
+        """The steps at ``index`` (a slice, or an array of positions) as one array; only those steps
+        are gathered.
+
+        :param decode: camera images decoded to float32; False keeps them as stored (a mini-batch's
+            images stay compact until a network's feed decodes them, see :func:`float_images`).
+        """
+        steps = (
+            self[index] if isinstance(index, slice) else [self[i] for i in np.asarray(index).ravel().tolist()]
+        )
+        array = np.array(steps)
+        return decode_images(array) if decode else array
 
     def append(self, element: StepValue, padding_value: float = 0) -> None:
         """Add one step's value and remember ``padding_value`` for later sequence padding."""
@@ -207,7 +407,7 @@ class AgentBuffer(dict):
 
     def make_mini_batch(self, start: int, end: int) -> dict[str, np.ndarray]:
         """Steps ``[start, end)`` of every field, as arrays (field name -> array)."""
-        return {key: np.array(field[start:end]) for key, field in self.items()}
+        return {key: field.take(slice(start, end)) for key, field in self.items()}
 
     def sample_mini_batch(self, batch_size: int, sequence_length: int = 1) -> dict[str, np.ndarray]:
         """``batch_size // sequence_length`` random whole sequences (drawn with replacement).
@@ -218,7 +418,14 @@ class AgentBuffer(dict):
         n_sequences = self.num_experiences() // sequence_length
         starts = [random.randint(0, n_sequences - 1) * sequence_length for _ in range(num_seq_to_sample)]
         index = (np.asarray(starts, dtype=np.int64)[:, None] + np.arange(sequence_length)).ravel()
-        return {key: np.array(field)[index] for key, field in self.items()}
+        return {key: field.take(index) for key, field in self.items()}
+
+    def stored_arrays(self, length: int | None = None) -> dict[str, np.ndarray]:
+        """Every field (of ``length`` steps, when given) as one array as stored: camera images as
+        their codes, decoded by the feeds of the mini-batches drawn from them (:func:`float_images`)."""
+        return {
+            key: field.stored_array() for key, field in self.items() if length is None or len(field) == length
+        }
 
     def truncate(self, max_length: int, sequence_length: int = 1) -> None:
         """Keep only the most recent steps: at most ``max_length``, rounded down to whole sequences."""
@@ -322,12 +529,19 @@ class Buffer(dict):
                 f"The length of the fields {keys} for agent {agent_id} where not of same length"
             )
         length = 1 if training_length is None else training_length
+        shared: SharedRows = {}
         for key in keys:
-            batch = agent[key].get_batch(batch_size=batch_size, training_length=length)
+            field = agent[key]
+            stored = self.update_buffer[key]
+            if _holds_float_images(field):
+                # Camera images: compact, and each image stored once (see the module docstring).
+                stored.extend(_image_rows(field, length, batch_size, stored, shared))
+                continue
+            batch = field.get_batch(batch_size=batch_size, training_length=length)
             if batch.dtype == np.float64:
                 # Observations arrive as float64; the networks use float32 and it halves the memory.
                 batch = batch.astype(np.float32)
-            self.update_buffer[key].extend(batch)
+            stored.extend(batch)
 
     def append_all_agent_batch_to_update_buffer(
         self,

@@ -284,7 +284,9 @@ def make_demo_buffer(
     For each consecutive pair (current, next) of decisions the fields are ``done`` and
     ``rewards`` of next, ``visual_obs{i}`` / ``vector_obs`` of current, ``actions`` = the action
     stored in next (the one taken at current) and ``prev_action`` = the action stored in current.
-    Episodes (cut at next's done) are moved to the update buffer in sequences of ``sequence_length``.
+    Episodes (cut at next's done) are moved to the update buffer in sequences of ``sequence_length``;
+    the camera images are kept as compact as the update buffer keeps them (uint8 for colour cameras,
+    see :mod:`mlagents.trainers.buffer`).
     """
     demo_buffer = Buffer()
     local = demo_buffer[0]

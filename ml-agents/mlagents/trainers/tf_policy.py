@@ -31,7 +31,7 @@ from mlagents.envs.brain import BrainInfo, BrainParameters
 from mlagents.envs.policy import Policy
 from mlagents.trainers import export
 from mlagents.trainers.agent_ids import agent_ids
-from mlagents.trainers.buffer import MiniBatch
+from mlagents.trainers.buffer import MiniBatch, float_images
 from mlagents.trainers.checkpoints import CheckpointStore, NoReadableCheckpoint
 from mlagents.trainers.exception import UnityPolicyException
 from mlagents.trainers.fast_inference import NumpyPolicyNetwork
@@ -247,7 +247,7 @@ class TFPolicy(Policy):
         if self.use_vec_obs:
             feed["vector_observation"] = np.asarray(mini_batch["vector_obs"], dtype=np.float32).reshape(n, -1)
         for i in range(self.vis_obs_size):
-            feed[f"visual_observation_{i}"] = np.asarray(mini_batch[f"visual_obs{i}"], dtype=np.float32)
+            feed[f"visual_observation_{i}"] = float_images(mini_batch[f"visual_obs{i}"])
         if self.use_recurrent and not self.use_continuous_act:
             feed["prev_action"] = np.asarray(mini_batch["prev_action"]).reshape(n, -1).astype(np.int32)
         return feed

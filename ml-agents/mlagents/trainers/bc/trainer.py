@@ -126,10 +126,10 @@ class BCTrainer(Trainer):
         return len(self.demonstration_buffer.update_buffer["actions"]) > self.n_sequences
 
     def demonstration_arrays(self) -> dict[str, np.ndarray]:
-        """The demonstrations' update buffer as arrays (field name -> array, fields of full length)."""
+        """The demonstrations' update buffer as arrays (field name -> array, fields of full length),
+        camera images as stored (codes that the policy's feed decodes)."""
         update_buffer = self.demonstration_buffer.update_buffer
-        length = len(update_buffer["actions"])
-        return {key: np.asarray(field) for key, field in update_buffer.items() if len(field) == length}
+        return update_buffer.stored_arrays(len(update_buffer["actions"]))
 
     @timed
     def update_policy(self) -> None:

@@ -27,7 +27,7 @@ from mlagents.envs.action_info import ActionInfoOutputs
 from mlagents.envs.brain import AllBrainInfo, BrainInfo, BrainParameters
 from mlagents.envs.timers import timed
 from mlagents.trainers.agent_ids import agent_ids
-from mlagents.trainers.buffer import Columns
+from mlagents.trainers.buffer import AgentBufferField, Columns
 from mlagents.trainers.ppo.multi_gpu_policy import MultiGpuPPOPolicy, tower_devices
 from mlagents.trainers.ppo.policy import PPOPolicy
 from mlagents.trainers.rl_trainer import RLTrainer, Rows, take_rows
@@ -275,11 +275,13 @@ class PPOTrainer(RLTrainer):
         n_sequences = max(self.batch_size // sequence_length, 1)
         batch_steps = n_sequences * sequence_length
 
-        # Camera images stay lists and each mini-batch stacks the ones it draws: one array of the
-        # whole buffer's images would double the trainer's memory during the update (gigabytes
-        # for an 84x84 camera and the default buffer of 10240 steps); the batches are the same.
+        # Camera images stay lists and each mini-batch stacks the ones it draws, as stored (uint8
+        # codes for a colour camera; the policy's feed decodes them to float32, see
+        # mlagents.trainers.buffer): one array of the whole buffer's images, or float32 copies of
+        # images no network reads (next_visual_obs without curiosity), would add to the trainer's
+        # memory during the update; the batches are the same.
         arrays: dict[str, np.ndarray] = {}
-        images: dict[str, list[np.ndarray]] = {}
+        images: dict[str, AgentBufferField] = {}
         for key, field in update_buffer.items():
             if len(field) != buffer_length:
                 continue
@@ -298,7 +300,7 @@ class PPOTrainer(RLTrainer):
                 index = steps[start : start + batch_steps]
                 mini_batch = {key: array[index] for key, array in arrays.items()}
                 for key, field in images.items():
-                    mini_batch[key] = np.stack([field[i] for i in index.tolist()])
+                    mini_batch[key] = field.take(index, decode=False)
                 for key, value in self.policy.update(mini_batch, n_sequences).items():
                     stats[key].append(value)
         if stats["value_loss"]:

@@ -8,6 +8,7 @@ import pytest
 import tensorflow as tf
 
 from mlagents.envs.brain import BrainInfo, BrainParameters
+from mlagents.trainers.buffer import float_images
 from mlagents.trainers.exception import UnityPolicyException, UnityTrainerException
 from mlagents.trainers.ppo.policy import PPOPolicy
 from mlagents.trainers.ppo.trainer import PPOTrainer, discount_rewards, get_gae
@@ -566,8 +567,11 @@ def test_update_draws_camera_images_into_the_same_mini_batches(ppo_params):
     assert len(seen) == len(expected) == 2 * (length // 4)
     for batch, index in zip(seen, expected):
         for key, array in stacked.items():
-            assert batch[key].dtype == np.float32
-            np.testing.assert_array_equal(batch[key], array[index])
+            # The mini-batch carries the buffer's compact image codes; the networks get them decoded.
+            assert batch[key].dtype == np.uint8
+            decoded = float_images(batch[key])
+            assert decoded.dtype == np.float32
+            np.testing.assert_array_equal(decoded, array[index])
 
 
 def test_trainer_configuration_errors(ppo_params):

@@ -68,12 +68,9 @@ class BCModule:
         self.num_epoch = settings.num_epoch if settings.num_epoch is not None else int(default_num_epoch)
         self.samples_per_update = settings.samples_per_update
         demo_length = len(demo_buffer.update_buffer["actions"])
-        # The demonstrations never change: converted to arrays once.
-        self._arrays = {
-            key: np.asarray(field)
-            for key, field in demo_buffer.update_buffer.items()
-            if len(field) == demo_length
-        }
+        # The demonstrations never change: converted to arrays once (camera images as stored,
+        # decoded by the feed of each mini-batch).
+        self._arrays = demo_buffer.update_buffer.stored_arrays(demo_length)
         self.n_sequences = max(min(self.batch_size, demo_length) // sequence_length, 1)
         self.model = BCModel(policy.model, float(policy_learning_rate) * settings.strength, settings.steps)
         # A stream of its own: the policy samples its actions from a generator of the same seed.

@@ -17,7 +17,7 @@ import tensorflow as tf
 
 from mlagents.envs.brain import BrainInfo
 from mlagents.trainers.adam import Adam
-from mlagents.trainers.buffer import MiniBatch
+from mlagents.trainers.buffer import MiniBatch, float_images
 from mlagents.trainers.components.reward_signals import LearnedRewardSignal, SignalPolicy
 from mlagents.trainers.components.reward_signals.curiosity.model import CuriosityModel
 from mlagents.trainers.components.reward_signals.signal_layers import signal_model_arguments
@@ -135,10 +135,8 @@ class CuriosityRewardSignal(LearnedRewardSignal):
                 mini_batch["next_vector_in"], dtype=np.float32
             ).reshape(n, -1)
         for i in range(len(self.model.vis_obs_shapes)):
-            inputs[f"visual_observation_{i}"] = np.asarray(mini_batch[f"visual_obs{i}"], dtype=np.float32)
-            inputs[f"next_visual_observation_{i}"] = np.asarray(
-                mini_batch[f"next_visual_obs{i}"], dtype=np.float32
-            )
+            inputs[f"visual_observation_{i}"] = float_images(mini_batch[f"visual_obs{i}"])
+            inputs[f"next_visual_observation_{i}"] = float_images(mini_batch[f"next_visual_obs{i}"])
         inputs["actions"] = self.model.action_array(self._taken_actions(mini_batch), n)
         self.has_updated = True
         return inputs

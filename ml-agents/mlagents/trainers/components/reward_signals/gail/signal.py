@@ -18,7 +18,7 @@ import tensorflow as tf
 
 from mlagents.envs.brain import BrainInfo
 from mlagents.trainers.adam import Adam
-from mlagents.trainers.buffer import MiniBatch
+from mlagents.trainers.buffer import MiniBatch, float_images
 from mlagents.trainers.components.reward_signals import LearnedRewardSignal, SignalPolicy
 from mlagents.trainers.components.reward_signals.gail.model import GAILModel
 from mlagents.trainers.components.reward_signals.signal_layers import signal_model_arguments
@@ -44,7 +44,8 @@ class GAILRewardSignal(LearnedRewardSignal):
     :raises UnityTrainerException: the demonstrations cannot be read, do not fit the brain
         (:func:`~mlagents.trainers.demo_loader.load_demonstrations_for`), or contain no step.
     :ivar has_updated: True once the discriminator took its first step (rewards are 0 before).
-    :ivar demonstration_buffer: the expert's steps (field name -> array).
+    :ivar demonstration_buffer: the expert's steps (field name -> array; camera images as the
+        update buffer stores them, see :func:`~mlagents.trainers.buffer.float_images`).
     """
 
     model: GAILModel
@@ -104,7 +105,7 @@ class GAILRewardSignal(LearnedRewardSignal):
             raise UnityTrainerException(
                 f"The demonstrations {self.demo_path} hold no step to learn from: record longer demonstrations."
             )
-        return {key: np.asarray(field) for key, field in update_buffer.items()}
+        return update_buffer.stored_arrays()
 
     def _build_functions(self) -> None:
         model = self.model
@@ -166,7 +167,7 @@ class GAILRewardSignal(LearnedRewardSignal):
         if self.model.vec_obs_size > 0:
             batch[f"{prefix}vector_observation"] = np.asarray(vector, dtype=np.float32).reshape(n, -1)
         for i, images in enumerate(visual):
-            batch[f"{prefix}visual_observation_{i}"] = np.asarray(images, dtype=np.float32)
+            batch[f"{prefix}visual_observation_{i}"] = float_images(images)
         if self.use_actions:
             assert actions is not None  # an environment's BrainInfo always carries the actions taken
             batch[f"{prefix}actions"] = self.model.action_array(actions, n)
