@@ -48,11 +48,13 @@ def resident_bytes() -> int:
 
 
 def image_bytes(trainer: PPOTrainer) -> int:
-    """Bytes of the camera images in the update buffer."""
+    """Bytes of the camera images in the update buffer, each stored array counted once (an image
+    that is one step's next observation and the following step's observation is stored once)."""
     update = trainer.training_buffer.update_buffer
-    return sum(
-        image.nbytes for key in ("visual_obs0", "next_visual_obs0") for image in dict.get(update, key, [])
-    )
+    images = {
+        id(image): image for key in ("visual_obs0", "next_visual_obs0") for image in dict.get(update, key, [])
+    }
+    return sum(image.nbytes for image in images.values())
 
 
 def peak_bytes() -> int:
@@ -70,7 +72,9 @@ def main() -> None:
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory() as folder:
-        trainer = PPOTrainer(BRAIN, 1, parameters(folder, dict(max_steps=5.0e4)), True, False, 0, "bench")
+        params = parameters(folder, "default")  # VisualBananaLearning has no section of its own
+        params["max_steps"] = 5.0e4
+        trainer = PPOTrainer(BRAIN, 1, params, True, False, 0, "bench")
         before = resident_bytes()
         current = brain_info(rng, BRAIN, AGENTS, 0, EPISODE)
         step = 0
