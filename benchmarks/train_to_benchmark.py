@@ -64,6 +64,7 @@ from typing import Any
 import yaml
 
 from mlagents.example_envs.ports import find_free_port_range
+from mlagents.trainers.curriculum import Curriculum
 from mlagents.trainers.tests.learn_helpers import gail_alone_on_basic  # the GAIL test's signals
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -127,7 +128,7 @@ def last_lesson(env: str, brain: str) -> int:
     """The number of the last lesson of ``brain``'s curriculum in ``env`` (0 without one)."""
     if env not in CURRICULA:
         return 0
-    return len(json.loads((CURRICULA[env] / f"{brain}.json").read_text())["thresholds"])
+    return Curriculum(str(CURRICULA[env] / f"{brain}.json"), None).max_lesson_num
 
 
 # Environment -> the pretraining section of the "pretraining" case (demo path relative to the repository).
