@@ -29,8 +29,7 @@ from typing import Any, Generic
 
 from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.brain import AllBrainInfo, BrainParameters
-from mlagents.envs.communicator_objects import CustomResetParameters
-from mlagents.envs.env_manager import EnvManager, StepBatch, StepInfo
+from mlagents.envs.env_manager import EnvManager, ResetArguments, StepBatch, StepInfo
 from mlagents.envs.exception import UnityCommunicationException
 from mlagents.envs.restart_policy import RestartPolicy, first_line, is_restartable
 from mlagents.envs.step_batching import StepBatcher
@@ -45,9 +44,6 @@ logger = logging.getLogger("mlagents.envs")
 LIVENESS_CHECK_INTERVAL = 0.5
 #: Seconds a lost worker gets to close its environment before it and its build are ended for sure.
 LOST_WORKER_CLOSE_TIMEOUT = 3.0
-
-#: The arguments of a reset: config, train_mode, custom_reset_parameters.
-ResetArguments = tuple[dict[str, float] | None, bool, CustomResetParameters | None]
 
 
 class AsyncEnvManager(EnvManager, Generic[W]):
@@ -162,17 +158,9 @@ class AsyncEnvManager(EnvManager, Generic[W]):
             if stepped:  # none only when every worker in flight was lost and restarted
                 return self._hand_over(stepped)
 
-    def reset(
-        self,
-        config: dict[str, float] | None = None,
-        train_mode: bool = True,
-        custom_reset_parameters: CustomResetParameters | None = None,
-    ) -> list[StepInfo]:
+    def _reset_environments(self, arguments: ResetArguments) -> list[StepInfo]:
         """Reset every environment (in parallel) after the steps in flight have finished (their
-        results are dropped).
-
-        :returns: ``StepInfo(None, first observations, None)`` per worker, in worker order.
-        """
+        results are dropped); the StepInfos come in worker order."""
         self._check_open()
         self._wait_until(self._nothing_in_flight)
         for worker in self.env_workers:
@@ -180,7 +168,7 @@ class AsyncEnvManager(EnvManager, Generic[W]):
                 worker.finished_step = None
                 worker.state = WorkerState.IDLE
         self._batcher.reset()
-        self._last_reset = (config, train_mode, custom_reset_parameters)
+        self._last_reset = arguments
         for worker in self.env_workers:
             self._send(worker, WorkerCommand.RESET, self._last_reset)
         self._wait_until(self._nothing_in_flight)  # a worker restarted meanwhile is reset too

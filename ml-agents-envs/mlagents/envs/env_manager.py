@@ -50,6 +50,14 @@ class StepBatch(NamedTuple):
     step_infos: list[StepInfo]
 
 
+class ResetArguments(NamedTuple):
+    """What a reset asks of every environment (the arguments of ``BaseUnityEnvironment.reset``)."""
+
+    config: dict[str, float] | None = None
+    train_mode: bool = True
+    custom_reset_parameters: CustomResetParameters | None = None
+
+
 class EnvManager(ABC):
     """Steps one or more environments with the registered policies.
 
@@ -97,14 +105,22 @@ class EnvManager(ABC):
         """
         return [StepBatch(step_info, [step_info]) for step_info in self.step()]
 
-    @abstractmethod
     def reset(
         self,
         config: dict[str, float] | None = None,
         train_mode: bool = True,
         custom_reset_parameters: CustomResetParameters | None = None,
     ) -> list[StepInfo]:
-        """Reset every environment; return one ``StepInfo(None, first_observation, None)`` per environment."""
+        """Reset every environment; return one ``StepInfo(None, first_observation, None)`` per
+        environment, in order (a manager does it in :meth:`_reset_environments`)."""
+        return self._reset_environments(ResetArguments(config, train_mode, custom_reset_parameters))
+
+    def _reset_environments(self, arguments: ResetArguments) -> list[StepInfo]:
+        """What :meth:`reset` does with its arguments; every manager implements it (a manager
+        written for 0.9, which overrides :meth:`reset` itself, need not)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} implements neither reset() nor _reset_environments()"
+        )
 
     @property
     @abstractmethod

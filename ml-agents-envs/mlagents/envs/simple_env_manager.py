@@ -3,8 +3,7 @@
 from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.base_unity_environment import BaseUnityEnvironment
 from mlagents.envs.brain import BrainParameters
-from mlagents.envs.communicator_objects import CustomResetParameters
-from mlagents.envs.env_manager import EnvManager, StepInfo, advance_environment
+from mlagents.envs.env_manager import EnvManager, ResetArguments, StepInfo, advance_environment
 from mlagents.envs.timers import timed
 
 
@@ -43,15 +42,8 @@ class SimpleEnvManager(EnvManager):
         self.previous_step = step_info
         return [step_info]
 
-    def reset(
-        self,
-        config: dict[str, float] | None = None,
-        train_mode: bool = True,
-        custom_reset_parameters: CustomResetParameters | None = None,
-    ) -> list[StepInfo]:
-        all_brain_info = self.env.reset(
-            config=config, train_mode=train_mode, custom_reset_parameters=custom_reset_parameters
-        )
+    def _reset_environments(self, arguments: ResetArguments) -> list[StepInfo]:
+        all_brain_info = self.env.reset(*arguments)
         self.previous_step = StepInfo(None, all_brain_info, None)
         return [self.previous_step]
 
