@@ -9,6 +9,7 @@ from mlagents.example_envs.sdk import inference
 from mlagents.trainers.components.reward_signals.curiosity.model import CuriosityModel
 from mlagents.trainers.components.reward_signals.curiosity.signal import CuriosityRewardSignal
 from mlagents.trainers.components.reward_signals.reward_signal_factory import create_reward_signal
+from mlagents.trainers.components.reward_signals.signal_layers import SignalShapes
 from mlagents.trainers.exception import UnityTrainerException
 from mlagents.trainers.layers import Initializer
 from mlagents.trainers.ppo.policy import PPOPolicy
@@ -63,7 +64,7 @@ def numpy_icm(model, obs, next_obs, actions, masks):
 def test_losses_and_reward_equal_numpy(continuous):
     rng = np.random.default_rng(3)
     act_size = [2] if continuous else [3, 2]
-    model = CuriosityModel(5, [], act_size, continuous, 6, Initializer(4))
+    model = CuriosityModel(SignalShapes(5, [], act_size, continuous), 6, Initializer(4))
     n = 7
     obs = rng.normal(size=(n, 5)).astype(np.float32)
     next_obs = rng.normal(size=(n, 5)).astype(np.float32)

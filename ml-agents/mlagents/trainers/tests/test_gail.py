@@ -12,6 +12,7 @@ from mlagents.envs.brain import BrainInfo, BrainParameters
 from mlagents.example_envs.sdk import inference
 from mlagents.trainers.components.reward_signals.gail.model import GAILModel
 from mlagents.trainers.components.reward_signals.gail.signal import GAILRewardSignal
+from mlagents.trainers.components.reward_signals.signal_layers import SignalShapes
 from mlagents.trainers.exception import UnityTrainerException
 from mlagents.trainers.layers import Initializer
 from mlagents.trainers.ppo.policy import PPOPolicy
@@ -72,7 +73,9 @@ def one_hot(actions, sizes):
 
 def make_model(use_actions, use_vail, continuous=False):
     act_size = [2] if continuous else [3, 2]
-    return GAILModel(4, [], act_size, continuous, 8, use_actions, use_vail, Initializer(5), seed=3)
+    return GAILModel(
+        SignalShapes(4, [], act_size, continuous), 8, use_actions, use_vail, Initializer(5), seed=3
+    )
 
 
 def batches(rng, n, continuous=False):
@@ -355,7 +358,7 @@ def test_visual_observations_are_encoded_and_trained():
     """Cameras go through the discriminator's own encoder (one per camera, shared by expert and
     policy steps), whose weights the loss trains."""
     rng = np.random.default_rng(6)
-    model = GAILModel(3, [(36, 36, 3)], [2], True, 8, True, False, Initializer(1), seed=2)
+    model = GAILModel(SignalShapes(3, [(36, 36, 3)], [2], True), 8, True, False, Initializer(1), seed=2)
     assert model.input_width == 8 + 3 + 2 + 1
 
     def batch(prefix):

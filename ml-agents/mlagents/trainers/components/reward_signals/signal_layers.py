@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -15,31 +15,38 @@ from mlagents.trainers.layers import Initializer
 if TYPE_CHECKING:
     from mlagents.trainers.models import LearningModel
 
-__all__ = ["SignalModel", "SignalModelArguments", "signal_model_arguments"]
+__all__ = ["SignalModel", "SignalShapes", "signal_initializer"]
 
 
-class SignalModelArguments(TypedDict):
-    """The arguments of a :class:`SignalModel` subclass that come from the policy (see
-    :func:`signal_model_arguments`)."""
+class SignalShapes(NamedTuple):
+    """What a signal's network sees of the policy: its observations and actions.
+
+    :ivar vec_obs_size: length of the (stacked) vector observation, 0 for none.
+    :ivar vis_obs_shapes: (height, width, channels) of every camera.
+    :ivar act_size: continuous: [d]; discrete: the branch sizes.
+    :ivar is_continuous: continuous or discrete actions.
+    """
 
     vec_obs_size: int
-    vis_obs_shapes: list[tuple[int, int, int]]
-    act_size: list[int]
+    vis_obs_shapes: Sequence[tuple[int, int, int]]
+    act_size: Sequence[int]
     is_continuous: bool
-    init: Initializer
+
+    @classmethod
+    def of(cls, policy_model: LearningModel) -> SignalShapes:
+        """The observations and actions of the policy's network ``policy_model``."""
+        return cls(
+            policy_model.vec_obs_size,
+            policy_model.vis_obs_shapes,
+            policy_model.act_size,
+            policy_model.is_continuous,
+        )
 
 
-def signal_model_arguments(policy_model: LearningModel, seed: int, stream: int) -> SignalModelArguments:
-    """What a signal's network takes from the policy: the observations and actions of the policy's
-    network ``policy_model``, and initial values of its own, stream ``stream`` of the policy's
-    ``seed`` (adding the signal leaves the policy's weights alone)."""
-    return {
-        "vec_obs_size": policy_model.vec_obs_size,
-        "vis_obs_shapes": policy_model.vis_obs_shapes,
-        "act_size": policy_model.act_size,
-        "is_continuous": policy_model.is_continuous,
-        "init": Initializer(seed * 7919 + stream),
-    }
+def signal_initializer(seed: int, stream: int) -> Initializer:
+    """Initial values of a signal's own, stream ``stream`` of the policy's ``seed`` (adding the
+    signal leaves the policy's weights alone)."""
+    return Initializer(seed * 7919 + stream)
 
 
 class SignalModel(tf.Module):
@@ -48,10 +55,7 @@ class SignalModel(tf.Module):
 
     :param name: the module's name.
     :param prefix: of the visual encoders' names.
-    :param vec_obs_size: length of the (stacked) vector observation, 0 for none.
-    :param vis_obs_shapes: (height, width, channels) of every camera.
-    :param act_size: continuous: [d]; discrete: the branch sizes.
-    :param is_continuous: continuous or discrete actions.
+    :param shapes: the policy's observations and actions.
     :param encoding_size: width of each camera's encoding.
     :param init: initial values of the weights.
     :ivar action_width: floats per action as the network sees it: the continuous vector, or the
@@ -62,18 +66,15 @@ class SignalModel(tf.Module):
         self,
         name: str,
         prefix: str,
-        vec_obs_size: int,
-        vis_obs_shapes: Sequence[tuple[int, int, int]],
-        act_size: Sequence[int],
-        is_continuous: bool,
+        shapes: SignalShapes,
         encoding_size: int,
         init: Initializer,
     ) -> None:
         super().__init__(name=name)
-        self.vec_obs_size = int(vec_obs_size)
-        self.vis_obs_shapes = list(vis_obs_shapes)
-        self.act_size = [int(a) for a in act_size]
-        self.is_continuous = bool(is_continuous)
+        self.vec_obs_size = int(shapes.vec_obs_size)
+        self.vis_obs_shapes = list(shapes.vis_obs_shapes)
+        self.act_size = [int(a) for a in shapes.act_size]
+        self.is_continuous = bool(shapes.is_continuous)
         self.encoding_size = int(encoding_size)
         self.action_width = self.act_size[0] if self.is_continuous else sum(self.act_size)
         self.visual_encoders = [

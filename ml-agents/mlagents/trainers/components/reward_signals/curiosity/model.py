@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from mlagents.trainers.components.reward_signals.signal_layers import SignalModel
+from mlagents.trainers.components.reward_signals.signal_layers import SignalModel, SignalShapes
 from mlagents.trainers.encoders import VectorEncoder
 from mlagents.trainers.layers import Dense, Initializer
 
@@ -54,25 +54,8 @@ class CuriosityModel(SignalModel):
     (continuous: float32 (n, d); discrete: int32 (n, n_branches)), and for the losses ``masks`` (n,).
     """
 
-    def __init__(
-        self,
-        vec_obs_size: int,
-        vis_obs_shapes: list[tuple[int, int, int]],
-        act_size: list[int],
-        is_continuous: bool,
-        encoding_size: int,
-        init: Initializer,
-    ) -> None:
-        super().__init__(
-            "curiosity",
-            "curiosity",
-            vec_obs_size,
-            vis_obs_shapes,
-            act_size,
-            is_continuous,
-            encoding_size,
-            init,
-        )
+    def __init__(self, shapes: SignalShapes, encoding_size: int, init: Initializer) -> None:
+        super().__init__("curiosity", "curiosity", shapes, encoding_size, init)
         self.vector_encoder = (
             VectorEncoder(self.vec_obs_size, self.encoding_size, 2, init, name="curiosity_vector_obs_encoder")
             if self.vec_obs_size > 0

@@ -20,7 +20,7 @@ from mlagents.trainers.adam import Adam
 from mlagents.trainers.buffer import MiniBatch, float_images
 from mlagents.trainers.components.reward_signals import LearnedRewardSignal, SignalPolicy
 from mlagents.trainers.components.reward_signals.curiosity.model import CuriosityModel
-from mlagents.trainers.components.reward_signals.signal_layers import signal_model_arguments
+from mlagents.trainers.components.reward_signals.signal_layers import SignalShapes, signal_initializer
 from mlagents.trainers.fixed_signature import FixedSignatureFunction
 from mlagents.trainers.models import ACTION_CLIP
 
@@ -60,7 +60,7 @@ class CuriosityRewardSignal(LearnedRewardSignal):
         self.encoding_size = int(encoding_size)
         self.learning_rate = float(learning_rate)
         self.model = CuriosityModel(
-            **signal_model_arguments(policy_model, policy.seed, 1), encoding_size=self.encoding_size
+            SignalShapes.of(policy_model), self.encoding_size, signal_initializer(policy.seed, 1)
         )
         self.optimizer = Adam(self.model.trainable_variables, name="curiosity_optimizer")
         self.update_dict = {

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from mlagents.trainers.components.reward_signals.signal_layers import SignalModel
+from mlagents.trainers.components.reward_signals.signal_layers import SignalModel, SignalShapes
 from mlagents.trainers.layers import Dense, Initializer, Normalizer
 
 __all__ = [
@@ -72,19 +72,14 @@ class GAILModel(SignalModel):
 
     def __init__(
         self,
-        vec_obs_size: int,
-        vis_obs_shapes: list[tuple[int, int, int]],
-        act_size: list[int],
-        is_continuous: bool,
+        shapes: SignalShapes,
         encoding_size: int,
         use_actions: bool,
         use_vail: bool,
         init: Initializer,
         seed: int,
     ) -> None:
-        super().__init__(
-            "GAIL_model", "gail", vec_obs_size, vis_obs_shapes, act_size, is_continuous, encoding_size, init
-        )
+        super().__init__("GAIL_model", "gail", shapes, encoding_size, init)
         self.use_actions = bool(use_actions)
         self.use_vail = bool(use_vail)
         self.state_width = self.encoding_size * len(self.visual_encoders) + self.vec_obs_size

@@ -21,7 +21,7 @@ from mlagents.trainers.adam import Adam
 from mlagents.trainers.buffer import MiniBatch, float_images
 from mlagents.trainers.components.reward_signals import LearnedRewardSignal, SignalPolicy
 from mlagents.trainers.components.reward_signals.gail.model import GAILModel
-from mlagents.trainers.components.reward_signals.signal_layers import signal_model_arguments
+from mlagents.trainers.components.reward_signals.signal_layers import SignalShapes, signal_initializer
 from mlagents.trainers.demo_loader import load_demonstrations_for
 from mlagents.trainers.exception import UnityTrainerException
 from mlagents.trainers.fixed_signature import FixedSignatureFunction
@@ -71,10 +71,11 @@ class GAILRewardSignal(LearnedRewardSignal):
         self.demonstration_buffer = self._load_demonstrations()
         self.normalizer = policy_model.normalizer
         self.model = GAILModel(
-            **signal_model_arguments(policy_model, policy.seed, 2),
-            encoding_size=int(encoding_size),
+            SignalShapes.of(policy_model),
+            int(encoding_size),
             use_actions=self.use_actions,
             use_vail=self.use_vail,
+            init=signal_initializer(policy.seed, 2),
             seed=policy.seed + 1,
         )
         self.optimizer = Adam(self.model.trainable_variables, name="gail_optimizer")
