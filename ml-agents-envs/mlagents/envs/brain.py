@@ -18,6 +18,11 @@ T = TypeVar("T")
 SPACE_TYPES = ("discrete", "continuous")  # index = SpaceTypeProto value
 
 
+def action_length(space_type: str, action_sizes: Sequence[int]) -> int:
+    """Floats in one agent's vector action: one per branch (discrete) or the vector size (continuous)."""
+    return len(action_sizes) if space_type == "discrete" else int(action_sizes[0])
+
+
 class BrainParameters:
     """The fixed description of one brain, as declared by the environment.
 
@@ -87,10 +92,8 @@ class BrainParameters:
 
     @property
     def action_length(self) -> int:
-        """Floats in one agent's vector action: one per branch (discrete) or the vector size (continuous)."""
-        if self.vector_action_space_type == "discrete":
-            return len(self.vector_action_space_size)
-        return int(self.vector_action_space_size[0])
+        """Floats in one agent's vector action (see :func:`action_length`)."""
+        return action_length(self.vector_action_space_type, self.vector_action_space_size)
 
     @staticmethod
     def from_proto(brain_param_proto: BrainParametersProto) -> "BrainParameters":

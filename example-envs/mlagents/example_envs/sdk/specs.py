@@ -1,6 +1,6 @@
 """What a scene declares: its brains, agents, reset parameters and engine configurations.
 
-Plain data, read once by the Academy (``academy.py``) and shared by every part of the SDK that
+Plain data (the rules shared with the Python side come from ``mlagents.envs.brain``), read once by the Academy (``academy.py``) and shared by every part of the SDK that
 needs a brain's shape: the wire (``BrainParametersProto``), the demonstration recorder, the
 brain types and the model runtime. A scene returns a :class:`SceneSpec` from ``Scene.spec()``.
 """
@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
+
+from mlagents.envs.brain import action_length
 
 __all__ = [
     "AgentGroup",
@@ -51,9 +53,7 @@ class BrainSpec:
     @property
     def action_length(self) -> int:
         """Floats per agent in an action: one per branch (discrete) or the vector size (continuous)."""
-        if self.vector_action_space_type == "discrete":
-            return len(self.vector_action_size)
-        return int(self.vector_action_size[0])
+        return action_length(self.vector_action_space_type, self.vector_action_size)
 
     @property
     def mask_length(self) -> int:
