@@ -114,6 +114,11 @@ VIDEO_ARGUMENTS: tuple[tuple[str, Callable[[str], Any], Any, str, str], ...] = (
 VIDEO_ONLY_OPTIONS = tuple(flag for flag, *_ in VIDEO_ARGUMENTS)
 
 
+def _repeatable(add_argument: Callable[..., object], flag: str, metavar: str, help: str) -> None:
+    """An option that may be given several times; its values are collected in a list."""
+    add_argument(flag, action="append", default=[], metavar=metavar, help=help)
+
+
 def _add_video_options(add_argument: Callable[..., object], checked: bool) -> None:
     """Declare :data:`VIDEO_ARGUMENTS` through ``add_argument`` (of a parser or group): with their value checks and defaults
     (``checked``, for recording) or as plain strings defaulting to None (the launcher, which only
@@ -149,42 +154,37 @@ def launcher_parser() -> argparse.ArgumentParser:
     unity.add_argument("-nographics", action="store_true", help="accepted (nothing is drawn on screen)")
     unity.add_argument("-batchmode", action="store_true", help="accepted (the build never waits for input)")
     brains = parser.add_argument_group("brains (a scene's brain assets and Broadcast Hub; repeatable)")
-    brains.add_argument(
+    _repeatable(
+        brains.add_argument,
         "--brain-type",
-        action="append",
-        default=[],
-        metavar="BRAIN=KIND[:ARG]",
-        help="who decides for BRAIN: external (Python, the default), heuristic, player[:realtime|turns], "
+        "BRAIN=KIND[:ARG]",
+        "who decides for BRAIN: external (Python, the default), heuristic, player[:realtime|turns], "
         "inference:PATH or a registered kind",
     )
-    brains.add_argument(
+    _repeatable(
+        brains.add_argument,
         "--model",
-        action="append",
-        default=[],
-        metavar="BRAIN=PATH",
-        help="short for --brain-type BRAIN=inference:PATH: BRAIN acts from an exported .nn model",
+        "BRAIN=PATH",
+        "short for --brain-type BRAIN=inference:PATH: BRAIN acts from an exported .nn model",
     )
-    brains.add_argument(
+    _repeatable(
+        brains.add_argument,
         "--broadcast",
-        action="append",
-        default=[],
-        metavar="BRAIN",
-        help="Python also sees BRAIN although the build decides for it",
+        "BRAIN",
+        "Python also sees BRAIN although the build decides for it",
     )
-    brains.add_argument(
+    _repeatable(
+        brains.add_argument,
         "--teacher",
-        action="append",
-        default=[],
-        metavar="TEACHER=BRAIN",
-        help="add a heuristic, broadcast brain TEACHER on a copy of BRAIN's agents (online imitation)",
+        "TEACHER=BRAIN",
+        "add a heuristic, broadcast brain TEACHER on a copy of BRAIN's agents (online imitation)",
     )
     demos = parser.add_argument_group("demonstrations")
-    demos.add_argument(
+    _repeatable(
+        demos.add_argument,
         "--record-demo",
-        action="append",
-        default=[],
-        metavar="BRAIN=NAME",
-        help="record BRAIN's decisions to <folder>/NAME.demo (repeatable)",
+        "BRAIN=NAME",
+        "record BRAIN's decisions to <folder>/NAME.demo (repeatable)",
     )
     demos.add_argument(
         "--demo-folder",
@@ -460,12 +460,11 @@ def video_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--record-video", required=True, metavar="PATH", help="the .mp4 or .gif file to write"
     )
-    parser.add_argument(
+    _repeatable(
+        parser.add_argument,
         "--model",
-        action="append",
-        default=[],
-        metavar="BRAIN=PATH",
-        help="the brain acts from this exported .nn model (repeatable); other brains act with the "
+        "BRAIN=PATH",
+        "the brain acts from this exported .nn model (repeatable); other brains act with the "
         "scene's heuristic (or at random without one), or as --brain-type BRAIN=KIND says",
     )
     _add_video_options(parser.add_argument, checked=True)
