@@ -32,19 +32,8 @@ from collections.abc import Mapping
 import mujoco
 import numpy as np
 
-from .box_arena import (
-    DEFAULT_FRICTION,
-    EVENT_MARGIN,
-    EVENT_RELEASE,
-    PLANAR_SLIDES,
-    TIMESTEP,
-    AreaBox,
-    floor_friction,
-    forward_vectors,
-    linear_drag_factor,
-    prism_geom,
-    right_vectors,
-)
+from . import box_arena as arena
+from .box_arena import AreaBox, floor_friction, forward_vectors, linear_drag_factor, prism_geom, right_vectors
 from .sdk.messages import DecisionBatch
 from .sdk.ray_perception import CastWorld, RayPerception
 from .sdk.scene import AgentGroup, BrainSpec, EngineConfiguration, Scene, SceneSpec
@@ -73,8 +62,8 @@ OBSERVATION_SIZE = 2 * len(RAY_ANGLES) * (len(RED_TAGS) + 2)
 
 RUN_SPEED = 2.0  # academy agentRunSpeed: velocity change per physics step (m/s)
 STRAFE_SCALE = 0.75
-TURN_DEGREES = 100.0 * TIMESTEP  # 2 degrees per physics step
-KICK_SPEED = 2000.0 * TIMESTEP / 4.0  # 2000 N for one step on the 4 kg ball: 10 m/s
+TURN_DEGREES = 100.0 * arena.TIMESTEP  # 2 degrees per physics step
+KICK_SPEED = 2000.0 * arena.TIMESTEP / 4.0  # 2000 N for one step on the 4 kg ball: 10 m/s
 STRIKER_STEP_REWARD = -1.0 / MAX_STEP
 GOALIE_STEP_REWARD = 1.0 / MAX_STEP
 STRIKER_SCORES, GOALIE_SCORES = 1.0, 0.1
@@ -156,8 +145,8 @@ def ball_rolling(velocity: np.ndarray, radius: float, mu_g: float) -> np.ndarray
     (spin and speed of a solid sphere coupled by friction)."""
     speed = np.linalg.norm(velocity, axis=1)
     rolling_limit = MAX_BALL_SPIN * radius
-    rolling = (1.0 + 0.4 * (1.0 - BALL_ANGULAR_DRAG * TIMESTEP)) / 1.4
-    slid = np.maximum(speed - mu_g * TIMESTEP, rolling_limit)
+    rolling = (1.0 + 0.4 * (1.0 - BALL_ANGULAR_DRAG * arena.TIMESTEP)) / 1.4
+    slid = np.maximum(speed - mu_g * arena.TIMESTEP, rolling_limit)
     new_speed = np.where(speed > rolling_limit, slid, speed * rolling)
     scale = np.where(speed > 0.0, new_speed / np.maximum(speed, 1e-12), 0.0)
     return velocity * scale[:, None]
@@ -197,7 +186,7 @@ class SoccerWorld:
         self._goal_of[goals] = np.arange(2 * NUM_FIELDS)  # field * 2 + (0 red goal, 1 blue goal)
         self.agent_yaws = np.where(self.agent_team == 0, -90.0, 90.0)
         self.ball_radius = BALL_RADIUS_PER_SCALE * RESET_PARAMETERS["ball_scale"]
-        self.mu_g = DEFAULT_FRICTION * RESET_PARAMETERS["gravity"]
+        self.mu_g = arena.DEFAULT_FRICTION * RESET_PARAMETERS["gravity"]
         self._agent_decay = float(linear_drag_factor(AGENT_DRAG))
         self._ball_decay = float(linear_drag_factor(BALL_DRAG))
         self.ball_touching = np.zeros(NUM_AGENTS, dtype=bool)
@@ -239,7 +228,7 @@ class SoccerWorld:
             affinity = 3 if self.agent_role[i] else 5  # goalies meet goalie walls, strikers striker walls
             bodies.append(
                 f'<body name="agent_body{i}" pos="0 0 0">'
-                + PLANAR_SLIDES
+                + arena.PLANAR_SLIDES
                 + f'<inertial pos="0 0 0" mass="{AGENT_MASS}" diaginertia="1 1 1"/>'
                 f'<geom name="agent{i}" type="capsule" size="{AGENT_RADIUS} 50" mass="0" contype="1" conaffinity="{affinity}"/>'
                 "</body>"
@@ -248,15 +237,15 @@ class SoccerWorld:
             r = BALL_RADIUS_PER_SCALE * RESET_PARAMETERS["ball_scale"]
             bodies.append(
                 f'<body name="ball_body{f}" pos="0 0 0">'
-                + PLANAR_SLIDES
+                + arena.PLANAR_SLIDES
                 + f'<inertial pos="0 0 0" mass="{BALL_MASS}" diaginertia="1 1 1"/>'
-                f'<geom name="ball{f}" type="capsule" size="{r} 50" mass="0" gap="{EVENT_RELEASE}"/>'
+                f'<geom name="ball{f}" type="capsule" size="{r} 50" mass="0" gap="{arena.EVENT_RELEASE}"/>'
                 "</body>"
             )
         return (
             '<mujoco model="SoccerTwos">'
-            f'<option timestep="{TIMESTEP}" gravity="0 0 0" cone="elliptic"/>'
-            f'<default><geom friction="{DEFAULT_FRICTION} 0.005 0.0001" contype="1" conaffinity="1"/></default>'
+            f'<option timestep="{arena.TIMESTEP}" gravity="0 0 0" cone="elliptic"/>'
+            f'<default><geom friction="{arena.DEFAULT_FRICTION} 0.005 0.0001" contype="1" conaffinity="1"/></default>'
             f"<worldbody>{''.join(static)}{''.join(bodies)}</worldbody>"
             "</mujoco>"
         )
@@ -345,7 +334,7 @@ class SoccerWorld:
             contact = self.data.contact
             g = contact.geom[:n]
             dist = contact.dist[:n]
-            close, near = dist <= EVENT_MARGIN, dist <= EVENT_RELEASE
+            close, near = dist <= arena.EVENT_MARGIN, dist <= arena.EVENT_RELEASE
             for a_col, b_col in ((0, 1), (1, 0)):
                 ball = self._ball_of[g[:, b_col]] >= 0
                 agent = self._agent_of[g[:, a_col]]
@@ -444,7 +433,7 @@ class SoccerTwos(Scene):
     def academy_reset(self) -> None:
         params = {**RESET_PARAMETERS, **self.academy.reset_parameters}
         self.gravity = float(params["gravity"])
-        self.world.mu_g = DEFAULT_FRICTION * self.gravity
+        self.world.mu_g = arena.DEFAULT_FRICTION * self.gravity
 
     def agent_reset(self, agents: np.ndarray) -> None:
         if agents.size == 0:
@@ -546,7 +535,7 @@ def _best_moves(
 ) -> np.ndarray:
     """Index into ``moves`` ``(m, 2)`` (forward, right magnitudes) whose 5 repeated velocity
     changes, drag and coasting bring each agent closest to ``target`` (``(k, 3)`` Unity)."""
-    decay = 1.0 - AGENT_DRAG * TIMESTEP
+    decay = 1.0 - AGENT_DRAG * arena.TIMESTEP
     fwd, right = forward_vectors(yaw), right_vectors(yaw)
     delta = RUN_SPEED * (
         moves[None, :, 0, None] * fwd[:, None, :] + moves[None, :, 1, None] * right[:, None, :]
@@ -555,8 +544,8 @@ def _best_moves(
     moved = np.zeros_like(v)
     for _ in range(DECISION_INTERVAL):
         v = (v + delta) * decay
-        moved += v * TIMESTEP
-    rest = moved + v * (TIMESTEP * decay / (1.0 - decay))
+        moved += v * arena.TIMESTEP
+    rest = moved + v * (arena.TIMESTEP * decay / (1.0 - decay))
     cost = (((position - target)[:, None, :] + rest)[..., [0, 2]] ** 2).sum(-1)
     return np.argmin(cost, axis=1)
 

@@ -27,15 +27,9 @@ from typing import TypeVar
 
 import numpy as np
 
+from mlagents.trainers.export import network
 from mlagents.trainers.export.barracuda.nn_format import Activation, Layer, LayerType, Model, Tensor
-from mlagents.trainers.export.network import (
-    MASK_EPSILON,
-    ConvWeights,
-    DenseWeights,
-    LSTMWeights,
-    NetworkWeights,
-    VisualEncoderWeights,
-)
+from mlagents.trainers.export.network import MASK_EPSILON, NetworkWeights
 
 __all__ = ["convert_model"]
 
@@ -119,7 +113,7 @@ class _GraphBuilder:
         self.layers.append(Layer(name=name, type=int(LayerType.Dense), inputs=[x], tensors=tensors))
         return name
 
-    def conv(self, scope: str, x: str, conv: ConvWeights) -> str:
+    def conv(self, scope: str, x: str, conv: network.ConvWeights) -> str:
         name = self.unique(f"{scope}/BiasAdd")
         tensors = [
             Tensor(f"{scope}/kernel", conv.kernel),
@@ -184,14 +178,14 @@ class _GraphBuilder:
         return Model(inputs=inputs, outputs=outputs, memories=list(self.memories), layers=layers)
 
 
-def _vector_encoder(g: _GraphBuilder, layers: list[DenseWeights], x: str, scope: str) -> str:
+def _vector_encoder(g: _GraphBuilder, layers: list[network.DenseWeights], x: str, scope: str) -> str:
     for j, dense in enumerate(layers):
         y = g.dense(f"{scope}/hidden_{j}", x, dense.kernel, dense.bias)
         x = g.activation(f"{scope}/hidden_{j}/Mul", y, Activation.Swish)
     return x
 
 
-def _visual_encoder(g: _GraphBuilder, encoder: VisualEncoderWeights, x: str, scope: str) -> str:
+def _visual_encoder(g: _GraphBuilder, encoder: network.VisualEncoderWeights, x: str, scope: str) -> str:
     if encoder.encoder_type == "resnet":
         for n, stack in enumerate(encoder.res_stacks):
             x = g.conv(f"{scope}/stack_{n}/conv2d", x, stack.first)
@@ -253,7 +247,7 @@ def _stream(g: _GraphBuilder, model: NetworkWeights, stream: int, vector: str | 
     return g.concat(f"main_graph_{stream}/concat", parts)
 
 
-def _lstm(g: _GraphBuilder, cell: LSTMWeights, x: str, scope: str, memory_suffix: str) -> str:
+def _lstm(g: _GraphBuilder, cell: network.LSTMWeights, x: str, scope: str, memory_suffix: str) -> str:
     """Unroll one LSTM step into layers; registers its two memories; returns the new h."""
     units = cell.units
     in_c, in_h = f"recurrent_in{memory_suffix}_c", f"recurrent_in{memory_suffix}_h"

@@ -36,14 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from mlagents.trainers.export.network import (
-    MASK_EPSILON,
-    ConvWeights,
-    DenseWeights,
-    LSTMWeights,
-    NetworkWeights,
-    VisualEncoderWeights,
-)
+from mlagents.trainers.export import network
+from mlagents.trainers.export.network import MASK_EPSILON, NetworkWeights
 
 __all__ = ["ONNX_IR_VERSION", "ONNX_OPSET", "build_onnx_model"]
 
@@ -100,7 +94,7 @@ class _Graph:
             self.helper.make_tensor_value_info(name, self.onnx.TensorProto.FLOAT, list(shape))
         )
 
-    def dense(self, x: str, layer: DenseWeights) -> str:
+    def dense(self, x: str, layer: network.DenseWeights) -> str:
         y = self.op("MatMul", [x, self.const("kernel", layer.kernel)])
         return y if layer.bias is None else self.op("Add", [y, self.const("bias", layer.bias)])
 
@@ -114,13 +108,13 @@ class _Graph:
         return self.op("Slice", [x, starts, ends, axes])
 
 
-def _dense_stack(g: _Graph, x: str, layers: list[DenseWeights]) -> str:
+def _dense_stack(g: _Graph, x: str, layers: list[network.DenseWeights]) -> str:
     for layer in layers:
         x = g.swish(g.dense(x, layer))
     return x
 
 
-def _conv(g: _Graph, x: str, conv: ConvWeights, size: tuple[int, int]) -> tuple[str, tuple[int, int]]:
+def _conv(g: _Graph, x: str, conv: network.ConvWeights, size: tuple[int, int]) -> tuple[str, tuple[int, int]]:
     """NCHW convolution with TensorFlow's padding; returns the output and its (H, W)."""
     kh, kw = conv.kernel.shape[:2]
     if conv.padding == "SAME":
@@ -140,7 +134,9 @@ def _conv(g: _Graph, x: str, conv: ConvWeights, size: tuple[int, int]) -> tuple[
     return y, (oh, ow)
 
 
-def _visual_encoder(g: _Graph, x: str, encoder: VisualEncoderWeights, shape: tuple[int, int, int]) -> str:
+def _visual_encoder(
+    g: _Graph, x: str, encoder: network.VisualEncoderWeights, shape: tuple[int, int, int]
+) -> str:
     size = (shape[0], shape[1])
     x = g.op("Transpose", [x], perm=[0, 3, 1, 2])  # NHWC -> NCHW
     if encoder.encoder_type == "resnet":
@@ -191,7 +187,7 @@ def _normalized_vector(g: _Graph, model: NetworkWeights) -> str | None:
     return g.op("Clip", [scaled, g.const("min", -5.0), g.const("max", 5.0)])
 
 
-def _lstm(g: _Graph, cell: LSTMWeights, x: str, in_size: int, memory: str) -> tuple[str, str]:
+def _lstm(g: _Graph, cell: network.LSTMWeights, x: str, in_size: int, memory: str) -> tuple[str, str]:
     """One LSTM step on the ``[c | h]`` memory; returns (h, the new ``[c | h]``)."""
     units = cell.units
     c = g.columns(memory, 0, units)
