@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from google.protobuf.internal.encoder import _VarintBytes
 from PIL import Image
 
 from mlagents.envs.brain import BrainParameters
@@ -27,18 +28,13 @@ from mlagents.trainers.demo_loader import (
 )
 from mlagents.trainers.exception import UnityTrainerException
 
-# ---------------------------------------------------------------- a protobuf encoder of our own
+# ---------------------------------------------------------------- a protobuf encoder of the test's own
 
 
 def varint(value: int) -> bytes:
-    if value < 0:
-        value += 1 << 64  # int32 negatives are sign-extended to 10 bytes
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+    """protobuf's own base-128 encoder (the one 0.9 wrote its demo files with), independent of the
+    loader's; negative int32s are sign-extended to 64 bits (10 bytes), as on the wire."""
+    return _VarintBytes(value & ((1 << 64) - 1))
 
 
 def key(field: int, wire_type: int) -> bytes:

@@ -166,56 +166,42 @@ EXT_995 = {"extrinsic": (1.0, 0.995)}
 EXT_09 = {"extrinsic": (1.0, 0.9)}
 WALL_JUMP = (128, 5e-3, 2048, 256, 0.95, 3e-4, 1e6, 256, False, 3, 2, 64, 2000, 128, False)
 CRAWLER = (2024, 5e-3, 20240, 512, 0.95, 3e-4, 1e6, 256, True, 3, 3, 64, 3000, 1000, False)
-EXPECTED = {
-    "BananaLearning": ((1024, 5e-3, 10240, 128, 0.95, 3e-4, 1e5, 256, False, 3, 2, 64, 1000, 64, False), EXT),
-    "BouncerLearning": ((1024, 5e-3, 10240, 64, 0.95, 3e-4, 5e5, 256, True, 3, 2, 64, 1000, 64, False), EXT),
-    "PushBlockLearning": (
-        (128, 1e-2, 2048, 256, 0.95, 3e-4, 5e4, 256, False, 3, 2, 64, 2000, 64, False),
-        EXT,
-    ),
-    "SmallWallJumpLearning": (WALL_JUMP, EXT),
-    "BigWallJumpLearning": (WALL_JUMP, EXT),
-    "StrikerLearning": ((128, 1e-2, 2000, 256, 0.95, 1e-3, 5e5, 256, False, 3, 2, 64, 2000, 128, False), EXT),
-    "GoalieLearning": ((320, 1e-2, 2000, 256, 0.95, 1e-3, 5e5, 256, False, 3, 2, 64, 2000, 128, False), EXT),
-    "PyramidsLearning": (
-        (128, 1e-2, 2048, 512, 0.95, 3e-4, 5e5, 256, False, 3, 2, 64, 2000, 128, False),
-        {"extrinsic": (1.0, 0.99), "curiosity": (0.02, 0.99, 256)},
-    ),
-    "VisualPyramidsLearning": (
-        (64, 1e-2, 2024, 256, 0.95, 3e-4, 5e5, 256, False, 3, 1, 64, 1000, 128, False),
-        {"extrinsic": (1.0, 0.99), "curiosity": (0.01, 0.99, 256)},
-    ),
-    "3DBallLearning": ((64, 0.001, 12000, 128, 0.99, 3e-4, 5e4, 256, True, 3, 2, 64, 1000, 1000, False), EXT),
-    "3DBallHardLearning": (
-        (1200, 0.001, 12000, 128, 0.95, 3e-4, 5e5, 256, True, 3, 2, 64, 1000, 1000, False),
-        EXT_995,
-    ),
-    "TennisLearning": ((1024, 5e-3, 10240, 128, 0.95, 3e-4, 2e5, 256, True, 3, 2, 64, 1000, 64, False), EXT),
-    "CrawlerStaticLearning": (CRAWLER, EXT_995),
-    "CrawlerDynamicLearning": (CRAWLER, EXT_995),
-    "WalkerLearning": (
-        (2048, 5e-3, 20480, 512, 0.95, 3e-4, 2e6, 256, True, 3, 3, 64, 3000, 1000, False),
-        EXT_995,
-    ),
-    "ReacherLearning": (
-        (2024, 5e-3, 20240, 128, 0.95, 3e-4, 1e6, 256, True, 3, 2, 64, 3000, 1000, False),
-        EXT_995,
-    ),
-    "HallwayLearning": ((128, 1e-2, 1024, 128, 0.95, 3e-4, 5e5, 256, False, 3, 2, 64, 1000, 64, True), EXT),
-    "VisualHallwayLearning": (
-        (64, 1e-2, 1024, 128, 0.95, 3e-4, 5e5, 256, False, 3, 1, 64, 1000, 64, True),
-        EXT,
-    ),
-    "VisualPushBlockLearning": (
-        (64, 1e-2, 1024, 128, 0.95, 3e-4, 5e5, 256, False, 3, 1, 32, 1000, 64, True),
-        EXT,
-    ),
-    "GridWorldLearning": (
-        (32, 5e-3, 256, 256, 0.95, 3e-4, 5e5, 256, False, 3, 1, 64, 2000, 5, False),
-        EXT_09,
-    ),
-    "BasicLearning": ((32, 5e-3, 256, 20, 0.95, 3e-4, 5e5, 256, False, 3, 1, 64, 2000, 3, False), EXT_09),
+VALUES = {
+    "BananaLearning": (1024, 5e-3, 10240, 128, 0.95, 3e-4, 1e5, 256, False, 3, 2, 64, 1000, 64, False),
+    "BouncerLearning": (1024, 5e-3, 10240, 64, 0.95, 3e-4, 5e5, 256, True, 3, 2, 64, 1000, 64, False),
+    "PushBlockLearning": (128, 1e-2, 2048, 256, 0.95, 3e-4, 5e4, 256, False, 3, 2, 64, 2000, 64, False),
+    "SmallWallJumpLearning": WALL_JUMP,
+    "BigWallJumpLearning": WALL_JUMP,
+    "StrikerLearning": (128, 1e-2, 2000, 256, 0.95, 1e-3, 5e5, 256, False, 3, 2, 64, 2000, 128, False),
+    "GoalieLearning": (320, 1e-2, 2000, 256, 0.95, 1e-3, 5e5, 256, False, 3, 2, 64, 2000, 128, False),
+    "PyramidsLearning": (128, 1e-2, 2048, 512, 0.95, 3e-4, 5e5, 256, False, 3, 2, 64, 2000, 128, False),
+    "VisualPyramidsLearning": (64, 1e-2, 2024, 256, 0.95, 3e-4, 5e5, 256, False, 3, 1, 64, 1000, 128, False),
+    "3DBallLearning": (64, 0.001, 12000, 128, 0.99, 3e-4, 5e4, 256, True, 3, 2, 64, 1000, 1000, False),
+    "3DBallHardLearning": (1200, 0.001, 12000, 128, 0.95, 3e-4, 5e5, 256, True, 3, 2, 64, 1000, 1000, False),
+    "TennisLearning": (1024, 5e-3, 10240, 128, 0.95, 3e-4, 2e5, 256, True, 3, 2, 64, 1000, 64, False),
+    "CrawlerStaticLearning": CRAWLER,
+    "CrawlerDynamicLearning": CRAWLER,
+    "WalkerLearning": (2048, 5e-3, 20480, 512, 0.95, 3e-4, 2e6, 256, True, 3, 3, 64, 3000, 1000, False),
+    "ReacherLearning": (2024, 5e-3, 20240, 128, 0.95, 3e-4, 1e6, 256, True, 3, 2, 64, 3000, 1000, False),
+    "HallwayLearning": (128, 1e-2, 1024, 128, 0.95, 3e-4, 5e5, 256, False, 3, 2, 64, 1000, 64, True),
+    "VisualHallwayLearning": (64, 1e-2, 1024, 128, 0.95, 3e-4, 5e5, 256, False, 3, 1, 64, 1000, 64, True),
+    "VisualPushBlockLearning": (64, 1e-2, 1024, 128, 0.95, 3e-4, 5e5, 256, False, 3, 1, 32, 1000, 64, True),
+    "GridWorldLearning": (32, 5e-3, 256, 256, 0.95, 3e-4, 5e5, 256, False, 3, 1, 64, 2000, 5, False),
+    "BasicLearning": (32, 5e-3, 256, 20, 0.95, 3e-4, 5e5, 256, False, 3, 1, 64, 2000, 3, False),
 }
+#: the brains whose reward signals are not EXT
+SIGNALS = {
+    "PyramidsLearning": {"extrinsic": (1.0, 0.99), "curiosity": (0.02, 0.99, 256)},
+    "VisualPyramidsLearning": {"extrinsic": (1.0, 0.99), "curiosity": (0.01, 0.99, 256)},
+    "3DBallHardLearning": EXT_995,
+    "CrawlerStaticLearning": EXT_995,
+    "CrawlerDynamicLearning": EXT_995,
+    "WalkerLearning": EXT_995,
+    "ReacherLearning": EXT_995,
+    "GridWorldLearning": EXT_09,
+    "BasicLearning": EXT_09,
+}
+EXPECTED = {brain: (values, SIGNALS.get(brain, EXT)) for brain, values in VALUES.items()}
 
 
 def test_shipped_config_has_exactly_the_original_sections():
