@@ -122,3 +122,27 @@ def run_json(script: Path, args: Sequence[str], environ: dict[str, str] | None =
     if not lines:
         raise RuntimeError(f"{script.name} {' '.join(args)} printed nothing")
     return json.loads(lines[-1])
+
+
+def add_original_option(parser: Any) -> None:
+    """``--original DIR``: also run the original ML-Agents 0.9.3 trainer that DIR makes importable
+    (``DIR/mlagents/trainers``, prepared by hand for TensorFlow 2's ``tf.compat.v1``; nothing of it
+    ships here)."""
+    parser.add_argument(
+        "--original", type=Path, metavar="DIR", help="also run the original 0.9.3 trainer importable from DIR"
+    )
+
+
+def original_environ(folder: Path) -> dict[str, str]:
+    """The environment of a child process that imports the original trainer from ``folder`` and
+    everything else (``mlagents.envs``, the builds' packages) from this tree.
+
+    Raises ``SystemExit`` with one line when ``folder`` holds no original trainer.
+    """
+    if not (folder / "mlagents" / "trainers" / "learn.py").is_file():
+        raise SystemExit(f"--original: {folder} has no mlagents/trainers/learn.py; give the folder above it")
+    environ = dict(os.environ)
+    environ["PYTHONPATH"] = os.pathsep.join(
+        [str(folder.resolve())] + [p for p in environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    )
+    return environ

@@ -58,7 +58,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from baseline import revision_checkout
+from baseline import add_original_option, original_environ, revision_checkout
 
 from mlagents.example_envs.ports import find_free_port_range
 
@@ -277,12 +277,7 @@ def main() -> None:
         "shipped max_steps 5e5; the run is stopped at --steps)",
     )
     parser.add_argument("--baseline", metavar="REV", help="also run revision REV (e.g. 2cf69b1)")
-    parser.add_argument(
-        "--original",
-        metavar="DIR",
-        type=Path,
-        help="also run the original 0.9.3 trainer importable from DIR (see the module docstring)",
-    )
+    add_original_option(parser)
     parser.add_argument(
         "--probe", action="store_true", help="print p(left)/p(right) at the start after each update"
     )
@@ -292,10 +287,6 @@ def main() -> None:
     seeds = parse_seeds(args.seeds)
     if args.steps < 1 or args.jobs < 1:
         raise SystemExit("--steps and --jobs must be positive integers")
-    if args.original is not None and not (args.original / "mlagents" / "trainers" / "learn.py").is_file():
-        raise SystemExit(
-            f"--original: {args.original} has no mlagents/trainers/learn.py; give the folder above it"
-        )
 
     def measure(sides: list[Side]) -> None:
         # Seed by seed, the sides alternate (and with --jobs > 1, neighbouring runs overlap).
@@ -317,13 +308,7 @@ def main() -> None:
     current = Side("current", REPO)
     sides = [current]
     if args.original is not None:
-        # The original trainer first on the path; this tree's mlagents.envs (and everything else)
-        # from the worktree's own path configuration.
-        environ = dict(os.environ)
-        environ["PYTHONPATH"] = os.pathsep.join(
-            [str(args.original.resolve())] + [p for p in environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-        )
-        sides.insert(0, Side("original", REPO, environ))
+        sides.insert(0, Side("original", REPO, original_environ(args.original)))
     if args.baseline:
         with revision_checkout(args.baseline) as old:
             measure([Side(f"{args.baseline}", old.root, old.environ()), *sides])
