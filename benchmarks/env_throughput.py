@@ -3,7 +3,7 @@
 Prints two tables (no asserts):
 
 1. The cost of one ``UnityEnvironment.step`` over real gRPC on Basic (1 agent) and 3DBall (12
-   agents): wall time, the Python-side CPU per step (``time.process_time``: every thread of the
+   agents), or the examples ``--examples`` names (``all``: every example): wall time, the Python-side CPU per step (``time.process_time``: every thread of the
    Python process, so gRPC's threads count too), the build process's CPU per step, and the CPU of
    the same step in-process with ``LocalEnvironment`` (same academy engine, no wire). "Wire CPU
    overhead" = Python-side + build - in-process: what the protocol costs on top of the
@@ -24,6 +24,7 @@ Usage::
     python benchmarks/env_throughput.py            # full run (about a minute)
     python benchmarks/env_throughput.py --quick    # short run
     python benchmarks/env_throughput.py --wire-only --baseline 2cf69b1   # table 1 before/after
+    python benchmarks/env_throughput.py --wire-only --examples all      # table 1 for every example
     python benchmarks/env_throughput.py --ray --ray-only   # only table 3 (needs mlagents_envs[ray])
     python benchmarks/env_throughput.py --scaling-only --baseline 2cf69b1   # table 2, before/after
 """
@@ -35,6 +36,7 @@ import os
 import time
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -44,6 +46,7 @@ from mlagents.envs.environment import UnityEnvironment
 from mlagents.envs.policy import Policy
 from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
 from mlagents.envs.timers import get_timer_root, reset_timers
+from mlagents.example_envs import example_names
 from mlagents.example_envs.ports import find_free_port_range
 
 BUILDS = Path(__file__).resolve().parents[1] / "example-envs" / "builds"
@@ -68,7 +71,7 @@ def quiet_environment(worker_id: int, build: str = BASIC_BUILD, **kwargs) -> Uni
     return UnityEnvironment(build, worker_id=worker_id, **kwargs)
 
 
-WIRE_BUILDS = (("Basic", 1), ("3DBall", 12))  # (example, agents) of table 1
+WIRE_BUILDS = ("Basic", "3DBall")  # the examples of table 1 by default
 
 
 def build_cpu_seconds(pid: int) -> float:
@@ -87,31 +90,43 @@ def wire_figures(name: str, build: str, steps: int, in_process: bool = True) -> 
     from mlagents.example_envs.sdk.local import LocalEnvironment
 
     rng = np.random.default_rng(0)
+
+    def random_actions(agents_by_brain: dict[str, int]) -> dict[str, np.ndarray]:
+        """Uniform random actions for every agent that decides (discrete: per branch)."""
+        actions = {}
+        for brain_name, k in agents_by_brain.items():
+            brain = brains[brain_name]
+            if brain.vector_action_space_type == "discrete":
+                branches = brain.vector_action_space_size
+                actions[brain_name] = rng.integers(0, branches, size=(k, len(branches))).astype(np.float32)
+            else:
+                size = (k, brain.vector_action_space_size[0])
+                actions[brain_name] = rng.uniform(-1, 1, size=size).astype(np.float32)
+        return actions
+
+    def play(environment: Any, last: Any, count: int) -> Any:
+        """``count`` steps of random actions (resetting when the academy is done) from the
+        observations ``last``; the last observations. Both the environment over gRPC and the
+        in-process one take and give brain name -> observations with ``agents``."""
+        for _ in range(count):
+            if environment.global_done:
+                last = environment.reset()
+            last = environment.step(random_actions({name: len(last[name].agents) for name in brains}))
+        return last
+
     env = UnityEnvironment(build, base_port=find_free_port_range(1))
     try:
-        brain_name = env.external_brain_names[0]
-        brain = env.brains[brain_name]
-        agents = len(env.reset()[brain_name].agents)
-        if brain.vector_action_space_type == "discrete":
-            branches = brain.vector_action_space_size
-            actions = [rng.integers(0, branches, size=(agents, len(branches))) for _ in range(steps)]
-        else:
-            size = (agents, brain.vector_action_space_size[0])
-            actions = [rng.uniform(-1, 1, size=size) for _ in range(steps)]
-        actions = [a.astype(np.float32) for a in actions]
-        for i in range(min(steps, 200)):  # warm-up
-            if env.global_done:
-                env.reset()
-            env.step(actions[i])
+        brains = {name: env.brains[name] for name in env.external_brain_names}
+        info = env.reset()
+        agents = sum(len(info[name].agents) for name in brains)
+
+        info = play(env, info, min(steps, 200))  # warm-up
         reset_timers()
         build_pid = env.proc1.pid if env.proc1 is not None else None
         build_cpu = build_cpu_seconds(build_pid) if build_pid is not None else 0.0
         cpu = time.process_time()
         start = time.perf_counter()
-        for i in range(steps):
-            if env.global_done:
-                env.reset()
-            env.step(actions[i])
+        play(env, info, steps)
         wall = (time.perf_counter() - start) / steps
         cpu = (time.process_time() - cpu) / steps
         build_cpu = (build_cpu_seconds(build_pid) - build_cpu) / steps if build_pid is not None else 0.0
@@ -130,38 +145,41 @@ def wire_figures(name: str, build: str, steps: int, in_process: bool = True) -> 
     if not in_process:
         return figures
     local = LocalEnvironment(name, seed=0)
-    local.reset()
-    for i in range(min(steps, 200)):
-        local.step({brain_name: actions[i]})
+    batches = play(local, local.reset(), min(steps, 200))
     local_cpu = time.process_time()
-    for i in range(steps):
-        local.step({brain_name: actions[i]})
+    play(local, batches, steps)
     local_cpu = (time.process_time() - local_cpu) / steps
     local.close()
     figures["local_cpu_ms"] = local_cpu * 1e3
     return figures
 
 
-def measure_wire(steps: int, baseline: str | None = None, rounds: int = 3) -> None:
+def measure_wire(
+    steps: int, baseline: str | None = None, rounds: int = 3, examples: tuple[str, ...] = WIRE_BUILDS
+) -> None:
     """Table 1. With ``baseline``, each figure is the median of ``rounds`` runs of each side,
     alternating (the baseline's in a child process importing that revision)."""
     print(f"1) UnityEnvironment.step over gRPC (random actions), ms per step, mean over {steps} steps")
     if baseline is None:
         print(
-            "   example   agents   step (wall)   Python-side CPU   build CPU   in-process CPU   wire CPU overhead"
+            "   example               agents   step (wall)   Python-side CPU   build CPU   in-process CPU"
+            "   build / in-process   wire CPU overhead"
         )
-        for name, _ in WIRE_BUILDS:
+        for name in examples:
             f = wire_figures(name, str(BUILDS / f"{name}.x86_64"), steps)
             overhead = f["python_cpu_ms"] + f["build_cpu_ms"] - f["local_cpu_ms"]
             print(
-                f"   {name:7s}   {f['agents']:6.0f}   {f['step_ms']:11.3f}   {f['python_cpu_ms']:15.3f}   "
-                f"{f['build_cpu_ms']:9.3f}   {f['local_cpu_ms']:14.3f}   {overhead:17.3f}"
+                f"   {name:19s}   {f['agents']:6.0f}   {f['step_ms']:11.3f}   {f['python_cpu_ms']:15.3f}   "
+                f"{f['build_cpu_ms']:9.3f}   {f['local_cpu_ms']:14.3f}   {f['build_cpu_ms'] / f['local_cpu_ms']:18.2f}x"
+                f"   {overhead:17.3f}",
+                flush=True,
             )
         print("   Python-side CPU: time.process_time of the Python process (all its threads) per step;")
         print("   build CPU: the build process's CPU per step; in-process CPU: the same step in")
         print(
             "   LocalEnvironment (the simulation alone); wire CPU overhead: Python-side + build - in-process."
         )
+        print("   Random actions for every deciding agent of every brain Python controls.")
         print()
         return
     from baseline import revision_checkout, run_json
@@ -172,7 +190,7 @@ def measure_wire(steps: int, baseline: str | None = None, rounds: int = 3) -> No
         "   example   agents   Python-side CPU before / after      build CPU before / after      step (wall) before / after"
     )
     with revision_checkout(baseline) as old:
-        for name, _ in WIRE_BUILDS:
+        for name in examples:
             sides: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
             for _ in range(rounds):
                 for side, environ, build in (
@@ -280,6 +298,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--steps", type=int, help="steps per table-1 measurement")
     parser.add_argument("--wire-only", action="store_true", help="only table 1")
+    parser.add_argument(
+        "--examples",
+        default=",".join(WIRE_BUILDS),
+        help="table 1: comma-separated example names, or 'all' for every example (default Basic,3DBall)",
+    )
     parser.add_argument("--wire-json", nargs=2, metavar=("EXAMPLE", "BUILD"), help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     logging.getLogger("mlagents.envs").setLevel(logging.WARNING)
@@ -298,7 +321,13 @@ def main(argv: list[str] | None = None) -> None:
     if options.scaling_only:
         measure_subprocess_scaling(options, seconds)
     elif not (options.ray and options.ray_only):
-        measure_wire(options.steps or (300 if options.quick else 3000), options.baseline)
+        examples = tuple(example_names()) if options.examples == "all" else tuple(options.examples.split(","))
+        unknown = sorted(set(examples) - set(example_names()))
+        if unknown:
+            raise SystemExit(
+                f"--examples: no example named {', '.join(unknown)}; known: {', '.join(example_names())}"
+            )
+        measure_wire(options.steps or (300 if options.quick else 3000), options.baseline, examples=examples)
         if not options.wire_only:
             measure_subprocess_scaling(options, seconds)
     if options.ray:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+import mlagents.example_envs.registry  # noqa: F401  (registers the examples' names)
 from mlagents.envs.communicator_objects import Header, UnityInput, UnityMessage, UnityRLInput
 from mlagents.example_envs.sdk.local import LocalEnvironment
 from mlagents.example_envs.sdk.scene import AgentGroup, BrainSpec, Scene, SceneSpec
