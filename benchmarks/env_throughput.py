@@ -46,7 +46,6 @@ from mlagents.envs.environment import UnityEnvironment
 from mlagents.envs.policy import Policy
 from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
 from mlagents.envs.timers import get_timer_root, reset_timers
-from mlagents.example_envs import example_names
 from mlagents.example_envs.ports import find_free_port_range
 
 BUILDS = Path(__file__).resolve().parents[1] / "example-envs" / "builds"
@@ -321,6 +320,8 @@ def main(argv: list[str] | None = None) -> None:
     if options.scaling_only:
         measure_subprocess_scaling(options, seconds)
     elif not (options.ray and options.ray_only):
+        from mlagents.example_envs import example_names  # here: a --baseline side may predate it
+
         examples = tuple(example_names()) if options.examples == "all" else tuple(options.examples.split(","))
         unknown = sorted(set(examples) - set(example_names()))
         if unknown:
