@@ -59,9 +59,13 @@ AREA_SPACING = 20.0  # metres between training areas (cosmetic: areas never coll
 PLATFORM_LOCAL_POSITION = (0.0, 2.22, -5.0)
 
 
+_TO_MUJOCO_ORDER = [3, 0, 2, 1]
+_TO_MUJOCO_SIGN = np.array([1.0, -1.0, -1.0, -1.0])
+
+
 def to_mujoco_quaternions(q: np.ndarray) -> np.ndarray:
     """Unity rotations ``(..., 4)`` as (x, y, z, w) -> the same rotations in MuJoCo, (w, x, y, z)."""
-    return np.stack([q[..., 3], -q[..., 0], -q[..., 2], -q[..., 1]], axis=-1)
+    return q[..., _TO_MUJOCO_ORDER] * _TO_MUJOCO_SIGN
 
 
 def quaternion_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -89,36 +93,25 @@ def axis_angle_quaternions(axis: int, angles_deg: np.ndarray) -> np.ndarray:
     return q
 
 
+# rotate_local's product, component by component: out[i] = q[i] * c + SIGN[i] * q[PERM[i]] * s for
+# a turn about axis 0 (x), 1 (y) or 2 (z) (quaternions (x, y, z, w)).
+_ROTATE_PERMUTATION = ((3, 2, 1, 0), (2, 3, 0, 1), (1, 0, 3, 2))
+_ROTATE_SIGN = (
+    np.array([1.0, 1.0, -1.0, -1.0]),
+    np.array([-1.0, 1.0, 1.0, -1.0]),
+    np.array([1.0, -1.0, 1.0, -1.0]),
+)
+
+
 def rotate_local(rotations: np.ndarray, axis: int, angles_deg: np.ndarray) -> np.ndarray:
     """Unity ``transform.Rotate(e_axis, angle)`` (local space): ``rotation * AngleAxis(angle, e_axis)``,
     renormalised. ``rotations`` ``(k, 4)`` (x, y, z, w), ``angles_deg`` ``(k,)``; a zero angle
     leaves a rotation unchanged. This is :func:`quaternion_multiply` with the zeros of the
-    axis-angle quaternion folded in (it runs every physics step)."""
+    axis-angle quaternion folded in: each component is one product with ``cos`` plus or minus one
+    with ``sin``, written as whole-array operations (it runs every physics step)."""
     half = np.radians(angles_deg) * 0.5
     s, c = np.sin(half), np.cos(half)
-    x, y, z, w = rotations[:, 0], rotations[:, 1], rotations[:, 2], rotations[:, 3]
-    out = np.empty((len(rotations), 4))
-    if axis == 0:
-        out[:, 0], out[:, 1], out[:, 2], out[:, 3] = (
-            w * s + x * c,
-            y * c + z * s,
-            z * c - y * s,
-            w * c - x * s,
-        )
-    elif axis == 1:
-        out[:, 0], out[:, 1], out[:, 2], out[:, 3] = (
-            x * c - z * s,
-            w * s + y * c,
-            x * s + z * c,
-            w * c - y * s,
-        )
-    else:
-        out[:, 0], out[:, 1], out[:, 2], out[:, 3] = (
-            x * c + y * s,
-            y * c - x * s,
-            w * s + z * c,
-            w * c - z * s,
-        )
+    out = rotations * c[:, None] + rotations[:, _ROTATE_PERMUTATION[axis]] * _ROTATE_SIGN[axis] * s[:, None]
     out /= np.sqrt(np.einsum("ij,ij->i", out, out))[:, None]
     return out
 
