@@ -589,11 +589,28 @@ def _interrupt_on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+#: Exit status when the reader of the output went away (``mlagents-learn --help | head``), as a
+#: process ended by SIGPIPE reports it in a shell.
+BROKEN_PIPE_STATUS = 128 + signal.SIGPIPE
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of ``mlagents-learn``; exits with status 0 on success, 1 on an error.
 
     SIGTERM (``kill``, ``docker stop``) is handled like Ctrl-C: the models are saved and exported.
+    When the reader of the output closes it early (``--help | head``), the command ends quietly
+    with status 141, as a shell tool ended by SIGPIPE does.
     """
+    try:
+        _main(argv)
+    except BrokenPipeError:
+        # Python would report the unflushable output again at exit: point stdout at nothing.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(BROKEN_PIPE_STATUS)
+
+
+def _main(argv: list[str] | None) -> None:
     _print_banner()
     options = parse_command_line(argv)
     debug = bool(options["--debug"])

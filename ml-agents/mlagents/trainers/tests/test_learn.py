@@ -5,6 +5,9 @@ the cases that get as far as the environment launch the real Basic build on free
 that nothing is left running afterwards.
 """
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,6 +38,25 @@ def assert_one_clear_error(status, err, expected):
     errors = error_lines(err)
     assert len(errors) == 1, err
     assert expected in errors[0], errors[0]
+
+
+def test_help_into_a_closed_pipe_ends_quietly(tmp_path):
+    """``mlagents-learn --help | head -1``: the reader is gone before the help is written."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "mlagents.trainers.learn", "--help"],
+            cwd=tmp_path,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert result.returncode == learn.BROKEN_PIPE_STATUS == 141
+    assert result.stderr == ""
 
 
 def test_help(tmp_path):
