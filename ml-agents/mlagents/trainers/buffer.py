@@ -191,17 +191,11 @@ def _image_rows(
     ``visual_obs``) is stored once, its row shared. Every step of ``stored`` keeps one form: rows
     of a more compact form are recoded, and so is ``stored`` when a new row needs a less compact one.
     """
+    padding, start = field.sequence_window(batch_size, training_length)
     steps = [np.asarray(step) for step in field]
-    leftover = len(steps) % training_length
-    if training_length > 1 and leftover:  # the first sequence is padded at its front
-        steps = [steps[-1] * field.padding_value] * (training_length - leftover) + steps
-    if batch_size is not None:
-        if batch_size * training_length > len(steps):
-            raise BufferException(
-                f"Batch size requested ({batch_size} of {training_length} steps) is too large: the "
-                f"field holds {len(steps)} steps."
-            )
-        steps = steps[len(steps) - batch_size * training_length :]
+    if padding:  # the first sequence is padded at its front
+        steps = [steps[-1] * field.padding_value] * padding + steps
+    steps = steps[start:]
     ranks = [_form_rank(np.asarray(stored[0]))] if stored else []
     fresh = list({id(step): step for step in steps if id(step) not in shared}.values())
     if fresh:
@@ -298,31 +292,17 @@ class AgentBufferField(list[StepValue]):
         :raises BufferException: more steps or sequences were asked for than the field holds.
         """
         if training_length == 1:
-            if batch_size is None:
-                return np.array(self)
-            if batch_size > len(self):
-                raise BufferException(
-                    f"Batch size requested ({batch_size}) is too large: the field holds {len(self)} steps."
-                )
-            return np.array(self[len(self) - batch_size :])
+            _, start = self.sequence_window(batch_size, 1)
+            return np.array(self) if batch_size is None else np.array(self[start:])
         if len(self) == 0:
             return np.zeros((0,))
-        leftover = len(self) % training_length
         if sequential:
-            max_sequences = len(self) // training_length + (1 if leftover else 0)
-            n_sequences = max_sequences if batch_size is None else batch_size
-            if n_sequences > max_sequences:
-                raise BufferException(
-                    "The batch size and training length requested for get_batch where too large given "
-                    "the current number of data points."
-                )
+            padding, start = self.sequence_window(batch_size, training_length)
             data = np.array(self)
-            if leftover:
-                padding = np.repeat(
-                    (data[-1] * self.padding_value)[np.newaxis], training_length - leftover, axis=0
-                ).astype(data.dtype)
-                data = np.concatenate([padding, data], axis=0)
-            return data[len(data) - n_sequences * training_length :]
+            if padding:
+                front = np.repeat((data[-1] * self.padding_value)[np.newaxis], padding, axis=0)
+                data = np.concatenate([front.astype(data.dtype), data], axis=0)
+            return data[start:]
         available = len(self) - training_length + 1
         n_windows = available if batch_size is None else batch_size
         if available < 1 or n_windows > available:
@@ -335,6 +315,28 @@ class AgentBufferField(list[StepValue]):
             data[end - training_length : end] for end in range(len(self) - n_windows + 1, len(self) + 1)
         ]
         return np.concatenate(windows, axis=0)
+
+    def sequence_window(self, batch_size: int | None, training_length: int) -> tuple[int, int]:
+        """Which steps :meth:`get_batch` (sequential) takes: the number of padding steps put in front
+        of the field so that it divides into sequences of ``training_length``, and the position, in
+        the padded steps, of the first of the last ``batch_size`` sequences (all when None).
+
+        :raises BufferException: more sequences were asked for than the field holds.
+        """
+        leftover = len(self) % training_length
+        padding = training_length - leftover if leftover else 0
+        n_sequences = (len(self) + padding) // training_length
+        wanted = n_sequences if batch_size is None else batch_size
+        if wanted > n_sequences:
+            if training_length == 1:
+                raise BufferException(
+                    f"Batch size requested ({batch_size}) is too large: the field holds {len(self)} steps."
+                )
+            raise BufferException(
+                "The batch size and training length requested for get_batch where too large given "
+                "the current number of data points."
+            )
+        return padding, (n_sequences - wanted) * training_length
 
     def reset_field(self) -> None:
         """Remove every value."""
