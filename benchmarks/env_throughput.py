@@ -33,6 +33,7 @@ import argparse
 import json
 import logging
 import os
+import sys
 import time
 from functools import partial
 from pathlib import Path
@@ -47,6 +48,9 @@ from mlagents.envs.policy import Policy
 from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
 from mlagents.envs.timers import get_timer_root, reset_timers
 from mlagents.example_envs.ports import find_free_port_range
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from proc_stat import TICKS_PER_SECOND, own_cpu_ticks, stat_fields
 
 BUILDS = Path(__file__).resolve().parents[1] / "example-envs" / "builds"
 BASIC_BUILD = str(BUILDS / "Basic.x86_64")
@@ -75,9 +79,10 @@ WIRE_BUILDS = ("Basic", "3DBall")  # the examples of table 1 by default
 
 def build_cpu_seconds(pid: int) -> float:
     """CPU time (user + system, all threads) the process ``pid`` used so far, from /proc."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    fields = stat_fields(pid)
+    if fields is None:
+        raise ProcessLookupError(f"process {pid} has ended")
+    return own_cpu_ticks(fields) / TICKS_PER_SECOND
 
 
 def wire_figures(name: str, build: str, steps: int, in_process: bool = True) -> dict[str, float]:

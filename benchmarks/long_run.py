@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from proc_stat import TICKS_PER_SECOND, own_cpu_ticks, stat_fields
 from train_to_benchmark import BUILDS, CONFIG, CONSOLE_LINE, TARGETS, LogTail, case_config, start_logged
 
 from mlagents.example_envs.ports import find_free_port_range
@@ -82,20 +83,14 @@ class RunSettings:
 def tree_cpu_seconds(session: int) -> float:
     """CPU seconds (user + system) of the live processes of ``session``, with what each of them
     already reaped of its children. Linux /proc; 0.0 where it is missing."""
-    tick = os.sysconf("SC_CLK_TCK")
     total = 0
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue  # ended meanwhile
-        # The fields after the command name (which may hold spaces), from field 3 (state) on.
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[3]) == session:  # field 6: session id
-            total += sum(int(v) for v in fields[11:15])  # utime, stime, cutime, cstime
-    return total / tick
+        fields = stat_fields(entry.name)
+        if fields is not None and int(fields[3]) == session:  # field 3: session id
+            total += own_cpu_ticks(fields) + int(fields[13]) + int(fields[14])  # and the reaped children
+    return total / TICKS_PER_SECOND
 
 
 def start_leg(run_dir: Path, args: argparse.Namespace) -> int:

@@ -54,6 +54,7 @@ from mlagents.example_envs.ports import find_free_port_range
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from baseline import add_original_option, original_environ, revision_checkout
+from proc_stat import TICKS_PER_SECOND, own_cpu_ticks, stat_fields
 from train_to_benchmark import start_logged
 
 REPO = Path(__file__).resolve().parents[1]
@@ -89,24 +90,15 @@ class _Process:
     cpu_ticks: int = 0
 
 
-def _stat_fields(pid: str) -> list[str] | None:
-    """The fields of /proc/PID/stat from the state on (index 0 = state), or None when it ended."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return text[text.rindex(")") + 2 :].split()
-
-
 def _processes_under(root: int) -> Iterator[tuple[str, int, int]]:
     """(pid, parent pid, own user + system ticks) of ``root`` and every live process below it
     (the builds run in sessions of their own, so the tree is followed by parent ids)."""
     table: dict[int, tuple[str, int, int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
-            fields = _stat_fields(entry)
+            fields = stat_fields(entry)
             if fields is not None:
-                table[int(entry)] = (entry, int(fields[1]), int(fields[11]) + int(fields[12]))
+                table[int(entry)] = (entry, int(fields[1]), own_cpu_ticks(fields))
     for pid, row in table.items():
         ancestor = pid
         while ancestor > 1 and ancestor != root and ancestor in table:
@@ -203,10 +195,9 @@ def run_once(
         if process.returncode != 0:
             tail = "\n".join(output.splitlines()[-15:])
             raise SystemExit(f"{side.label}: mlagents-learn failed (exit {process.returncode}):\n{tail}")
-    tick = os.sysconf("SC_CLK_TCK")
     figures = {kind: 0.0 for kind in KINDS}
     for seen in processes.values():
-        figures[seen.kind] += seen.cpu_ticks / tick
+        figures[seen.kind] += seen.cpu_ticks / TICKS_PER_SECOND
     accounted = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     figures["unseen"] = max(0.0, accounted - sum(figures[kind] for kind in KINDS))
     figures["wall"] = wall
