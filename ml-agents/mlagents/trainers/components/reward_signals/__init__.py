@@ -4,8 +4,21 @@ The ``reward_signals`` section of a brain's trainer configuration names the sign
 (``extrinsic``, ``curiosity``, ``gail``) and their hyper-parameters, read into
 :class:`~mlagents.trainers.settings.RewardSignalSettings`. Each signal
 turns a transition ``current_info -> next_info`` into a reward per agent
-(:meth:`RewardSignal.evaluate`); the policy learns a value head per signal with the signal's own
-discount ``gamma``, and the advantages of all signals are averaged.
+(:meth:`RewardSignal.evaluate`), and the buffered steps of a mini-batch into a reward per step
+(:meth:`RewardSignal.evaluate_batch`: an off-policy trainer re-evaluates the rewards of the steps it
+replays); the policy learns a value head per signal with the signal's own discount ``gamma``.
+
+The buffer columns a signal reads of a mini-batch, one row per step:
+
+* ``environment_rewards``: the environment's reward after the step (extrinsic);
+* ``vector_obs``, ``visual_obs{i}``: the observations the step decided on (curiosity, GAIL);
+* ``next_vector_in``, ``next_visual_obs{i}``: the observations after it (curiosity);
+* ``actions``: the action taken (curiosity, GAIL; curiosity prefers PPO's ``actions_pre``);
+* ``done``: the episode ended with the step (GAIL with ``use_actions``).
+
+Camera columns may hold the update buffer's codes (:func:`~mlagents.trainers.buffer.float_images`
+decodes them). :func:`transition_batch` gives these columns of a transition, so that ``evaluate``
+of the learned signals is ``evaluate_batch`` of the transition's columns.
 """
 
 from __future__ import annotations
@@ -28,7 +41,15 @@ if TYPE_CHECKING:
     from mlagents.trainers.adam import Adam
     from mlagents.trainers.models import LearningModel
 
-__all__ = ["LearnedRewardSignal", "RewardSignal", "RewardSignalResult", "SignalPolicy", "signal_tags"]
+__all__ = [
+    "LearnedRewardSignal",
+    "RewardSignal",
+    "RewardSignalResult",
+    "SignalPolicy",
+    "batch_length",
+    "signal_tags",
+    "transition_batch",
+]
 
 
 class SignalPolicy(Protocol):
@@ -38,11 +59,10 @@ class SignalPolicy(Protocol):
     brain: BrainParameters
     seed: int
 
-    def observation_feed(self, brain_info: BrainInfo) -> dict[str, np.ndarray]: ...
-
 
 class RewardSignalResult(NamedTuple):
-    """Rewards of the agents of ``next_info`` (same order), float32 arrays of shape (n_agents,)."""
+    """Rewards of the agents of ``next_info`` (same order), or of the steps of a mini-batch, float32
+    arrays of shape (n,)."""
 
     scaled_reward: np.ndarray
     unscaled_reward: np.ndarray
@@ -53,6 +73,37 @@ def signal_tags(class_name: str) -> tuple[str, str]:
     and ``Policy/<Short> Value Estimate``, Short being the class name without ``RewardSignal``."""
     short_name = class_name.replace("RewardSignal", "")
     return f"Policy/{short_name} Reward", f"Policy/{short_name} Value Estimate"
+
+
+def batch_length(mini_batch: MiniBatch) -> int:
+    """The number of steps of a mini-batch: the length of its ``actions`` column, or of its first
+    column when it has none (0 for no column)."""
+    if "actions" in mini_batch:
+        return len(mini_batch["actions"])
+    return len(next(iter(mini_batch.values()))) if mini_batch else 0
+
+
+def transition_batch(current_info: BrainInfo, next_info: BrainInfo) -> MiniBatch:
+    """The buffer columns of the transitions ``current_info -> next_info`` (aligned: same agents, same
+    order), one row per agent, as a trainer stores the step: ``visual_obs{i}``, ``vector_obs`` of
+    ``current_info``; ``next_visual_obs{i}``, ``next_vector_in`` of ``next_info``; ``actions``
+    (``next_info.previous_vector_actions``, the action taken), ``done`` (``next_info.local_done``)
+    and ``environment_rewards`` (``next_info.rewards``)."""
+    n = len(agent_ids(next_info))
+    batch: MiniBatch = {
+        "vector_obs": np.asarray(current_info.vector_observations),
+        "next_vector_in": np.asarray(next_info.vector_observations),
+        "done": np.asarray(next_info.local_done, dtype=bool).reshape(n),
+        "environment_rewards": np.asarray(next_info.rewards, dtype=np.float32).reshape(n),
+    }
+    if next_info.previous_vector_actions is not None:
+        batch["actions"] = np.asarray(next_info.previous_vector_actions).reshape(n, -1)
+    for i, (camera, next_camera) in enumerate(
+        zip(current_info.visual_observations, next_info.visual_observations)
+    ):
+        batch[f"visual_obs{i}"] = np.asarray(camera)
+        batch[f"next_visual_obs{i}"] = np.asarray(next_camera)
+    return batch
 
 
 class RewardSignal(abc.ABC):
@@ -93,6 +144,12 @@ class RewardSignal(abc.ABC):
         zeros = np.zeros(len(next_info.agents or []), dtype=np.float32)
         return RewardSignalResult(self.strength * zeros, zeros)
 
+    def evaluate_batch(self, mini_batch: MiniBatch) -> RewardSignalResult:
+        """Rewards of the n steps of ``mini_batch`` (buffer columns, see the module docstring), what
+        :meth:`evaluate` gives for the same transitions. The base signal gives zeros."""
+        zeros = np.zeros(batch_length(mini_batch), dtype=np.float32)
+        return RewardSignalResult(self.strength * zeros, zeros)
+
     def checkpoint_objects(self) -> dict[str, tf.Module]:
         """The signal's TensorFlow objects a policy checkpoint keeps (name -> trackable); none here."""
         return {}
@@ -127,7 +184,9 @@ class LearnedRewardSignal(RewardSignal):
 
     A subclass builds ``model`` and its ``optimizer`` (both kept in the policy's checkpoints), gives
     :meth:`unscaled_rewards`, :meth:`scale`, :meth:`prepare_update` and :meth:`train`, and fills
-    ``update_dict``. The reward is 0 until the first update (``has_updated``).
+    ``update_dict``. The reward is 0 until the first update (``has_updated``). Both :meth:`evaluate`
+    and :meth:`evaluate_batch` read buffer columns (:func:`transition_batch`), through
+    :meth:`unscaled_rewards`.
     """
 
     model: tf.Module
@@ -143,14 +202,23 @@ class LearnedRewardSignal(RewardSignal):
         ``<Signal>.evaluate``."""
         with hierarchical_timer(f"{type(self).__name__}.evaluate"):
             n = len(agent_ids(next_info))
-            if n == 0:
-                empty = np.zeros(0, dtype=np.float32)
-                return RewardSignalResult(empty, empty)
-            unscaled = self.unscaled_rewards(current_info, next_info, n).astype(np.float32)
-            return RewardSignalResult(self.scale(unscaled), unscaled)
+            return self._rewards_of(transition_batch(current_info, next_info) if n else {}, n)
 
-    def unscaled_rewards(self, current_info: BrainInfo, next_info: BrainInfo, n: int) -> np.ndarray:
-        """The n agents' rewards before :meth:`scale` (float32, (n,))."""
+    def evaluate_batch(self, mini_batch: MiniBatch) -> RewardSignalResult:
+        """(scaled, unscaled) rewards of the steps of ``mini_batch``, timed as
+        ``<Signal>.evaluate_batch``; 0 (scaled) before the first update, as :meth:`evaluate`."""
+        with hierarchical_timer(f"{type(self).__name__}.evaluate_batch"):
+            return self._rewards_of(mini_batch, batch_length(mini_batch))
+
+    def _rewards_of(self, mini_batch: MiniBatch, n: int) -> RewardSignalResult:
+        if n == 0:
+            empty = np.zeros(0, dtype=np.float32)
+            return RewardSignalResult(empty, empty)
+        unscaled = np.asarray(self.unscaled_rewards(mini_batch, n), dtype=np.float32).reshape(n)
+        return RewardSignalResult(self.scale(unscaled), unscaled)
+
+    def unscaled_rewards(self, mini_batch: MiniBatch, n: int) -> np.ndarray:
+        """The rewards of the n steps of ``mini_batch`` before :meth:`scale` (float32, (n,))."""
         raise NotImplementedError
 
     def scale(self, unscaled: np.ndarray) -> np.ndarray:

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import tensorflow as tf
 
-from mlagents.envs.brain import BrainInfo
 from mlagents.trainers.adam import Adam
 from mlagents.trainers.buffer import MiniBatch, float_images
 from mlagents.trainers.components.reward_signals import LearnedRewardSignal, SignalPolicy
@@ -95,21 +94,10 @@ class CuriosityRewardSignal(LearnedRewardSignal):
 
     # ------------------------------------------------------------------ rewards
 
-    def unscaled_rewards(self, current_info: BrainInfo, next_info: BrainInfo, n: int) -> np.ndarray:
-        """``e`` for every agent of ``next_info`` (its action: ``next_info.previous_vector_actions``)."""
-        inputs: dict[str, np.ndarray] = {}
-        current = self.policy.observation_feed(current_info)
-        following = self.policy.observation_feed(next_info)
-        if self.model.vec_obs_size > 0:
-            inputs["vector_observation"] = current["vector_observation"]
-            inputs["next_vector_observation"] = following["vector_observation"]
-        for i in range(len(self.model.vis_obs_shapes)):
-            inputs[f"visual_observation_{i}"] = current[f"visual_observation_{i}"]
-            inputs[f"next_visual_observation_{i}"] = following[f"visual_observation_{i}"]
-        actions = next_info.previous_vector_actions
-        assert actions is not None  # an environment's BrainInfo always carries the actions taken
-        inputs["actions"] = self.model.action_array(actions, n)
-        return self._reward_fn(inputs).numpy()
+    def unscaled_rewards(self, mini_batch: MiniBatch, n: int) -> np.ndarray:
+        """``e`` of the n steps of ``mini_batch`` (buffer fields ``vector_obs``, ``next_vector_in``,
+        ``visual_obs{i}``, ``next_visual_obs{i}``, ``actions`` or ``actions_pre``)."""
+        return self._reward_fn(self._transition_inputs(mini_batch, n)).numpy()
 
     def scale(self, unscaled: np.ndarray) -> np.ndarray:
         """``clip(strength * e, 0, 1)`` once trained, zeros before."""
@@ -121,12 +109,17 @@ class CuriosityRewardSignal(LearnedRewardSignal):
     def prepare_update(
         self, policy_model: LearningModel, mini_batch: MiniBatch, num_sequences: int
     ) -> dict[str, np.ndarray]:
-        """The module's inputs from a PPO mini-batch (buffer fields ``vector_obs``, ``next_vector_in``,
-        ``visual_obs{i}``, ``next_visual_obs{i}``, ``actions``, ``masks``); from now on rewards count."""
+        """The module's inputs from a PPO mini-batch (the fields of :meth:`unscaled_rewards` and
+        ``masks``); from now on rewards count."""
         n = len(mini_batch["masks"])
-        inputs: dict[str, np.ndarray] = {
-            "masks": np.asarray(mini_batch["masks"], dtype=np.float32).reshape(n)
-        }
+        inputs = self._transition_inputs(mini_batch, n)
+        inputs["masks"] = np.asarray(mini_batch["masks"], dtype=np.float32).reshape(n)
+        self.has_updated = True
+        return inputs
+
+    def _transition_inputs(self, mini_batch: MiniBatch, n: int) -> dict[str, np.ndarray]:
+        """The module's inputs of the n steps of ``mini_batch``: both observations and the action."""
+        inputs: dict[str, np.ndarray] = {}
         if self.model.vec_obs_size > 0:
             inputs["vector_observation"] = np.asarray(mini_batch["vector_obs"], dtype=np.float32).reshape(
                 n, -1
@@ -138,7 +131,6 @@ class CuriosityRewardSignal(LearnedRewardSignal):
             inputs[f"visual_observation_{i}"] = float_images(mini_batch[f"visual_obs{i}"])
             inputs[f"next_visual_observation_{i}"] = float_images(mini_batch[f"next_visual_obs{i}"])
         inputs["actions"] = self.model.action_array(self._taken_actions(mini_batch), n)
-        self.has_updated = True
         return inputs
 
     def _taken_actions(self, mini_batch: MiniBatch) -> np.ndarray:

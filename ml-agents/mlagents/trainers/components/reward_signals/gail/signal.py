@@ -10,13 +10,12 @@ demonstrations. Its value head bootstraps at episode ends.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import tensorflow as tf
 
-from mlagents.envs.brain import BrainInfo
 from mlagents.trainers.adam import Adam
 from mlagents.trainers.buffer import MiniBatch, float_images
 from mlagents.trainers.components.reward_signals import LearnedRewardSignal, SignalPolicy
@@ -138,41 +137,36 @@ class GAILRewardSignal(LearnedRewardSignal):
 
     # ------------------------------------------------------------------ rewards
 
-    def unscaled_rewards(self, current_info: BrainInfo, next_info: BrainInfo, n: int) -> np.ndarray:
-        """``-log(1 - D + eps)`` of each agent's step: the observation of ``current_info``, the action
-        ``next_info.previous_vector_actions`` and the done flag ``next_info.local_done``."""
-        feed = self.policy.observation_feed(current_info)
-        batch = self._batch(
-            feed.get("vector_observation"),
-            [feed[f"visual_observation_{i}"] for i in range(len(self.model.vis_obs_shapes))],
-            next_info.previous_vector_actions,
-            next_info.local_done,
-            n,
-        )
-        return self._reward_fn(batch).numpy()
+    def unscaled_rewards(self, mini_batch: MiniBatch, n: int) -> np.ndarray:
+        """``-log(1 - D + eps)`` of the n steps of ``mini_batch``: the observations ``vector_obs`` and
+        ``visual_obs{i}`` the step decided on and, with ``use_actions``, its ``actions`` and ``done``."""
+        return self._reward_fn(self._discriminator_input(mini_batch, n)).numpy()
 
     def scale(self, unscaled: np.ndarray) -> np.ndarray:
         """``strength * r`` once the discriminator was trained, zeros before."""
         return (unscaled * (self.strength * float(self.has_updated))).astype(np.float32)
 
-    def _batch(
-        self,
-        vector: np.ndarray | None,
-        visual: Sequence[np.ndarray],
-        actions: np.ndarray | None,
-        done: np.ndarray | Sequence[bool] | None,
-        n: int,
-        prefix: str = "",
-    ) -> MiniBatch:
-        batch: dict[str, np.ndarray] = {}
+    def _columns(self) -> list[str]:
+        """The buffer columns the discriminator reads of a step."""
+        columns = [f"visual_obs{i}" for i in range(len(self.model.vis_obs_shapes))]
         if self.model.vec_obs_size > 0:
-            batch[f"{prefix}vector_observation"] = np.asarray(vector, dtype=np.float32).reshape(n, -1)
-        for i, images in enumerate(visual):
-            batch[f"{prefix}visual_observation_{i}"] = float_images(images)
+            columns.append("vector_obs")
         if self.use_actions:
-            assert actions is not None  # an environment's BrainInfo always carries the actions taken
-            batch[f"{prefix}actions"] = self.model.action_array(actions, n)
-            batch[f"{prefix}done"] = np.asarray(done, dtype=np.float32).reshape(n)
+            columns += ["actions", "done"]
+        return columns
+
+    def _discriminator_input(self, mini_batch: MiniBatch, n: int, prefix: str = "") -> MiniBatch:
+        """The discriminator's input of the first n steps of ``mini_batch`` (its :meth:`_columns`), the
+        names prefixed with ``prefix``."""
+        steps = {key: np.asarray(mini_batch[key])[:n] for key in self._columns()}
+        batch: dict[str, np.ndarray] = {}
+        if "vector_obs" in steps:
+            batch[f"{prefix}vector_observation"] = steps["vector_obs"].astype(np.float32).reshape(n, -1)
+        for i in range(len(self.model.vis_obs_shapes)):
+            batch[f"{prefix}visual_observation_{i}"] = float_images(steps[f"visual_obs{i}"])
+        if self.use_actions:
+            batch[f"{prefix}actions"] = self.model.action_array(steps["actions"], n)
+            batch[f"{prefix}done"] = steps["done"].astype(np.float32).reshape(n)
         return batch
 
     # ------------------------------------------------------------------ training
@@ -184,25 +178,13 @@ class GAILRewardSignal(LearnedRewardSignal):
         expert steps) and as many expert steps drawn at random; from now on rewards count."""
         demo = self.demonstration_buffer
         n = min(len(mini_batch["actions"]), len(demo["actions"]))
-        cameras = range(len(self.model.vis_obs_shapes))
-        policy = self._batch(
-            np.asarray(mini_batch["vector_obs"])[:n] if self.model.vec_obs_size > 0 else None,
-            [np.asarray(mini_batch[f"visual_obs{i}"])[:n] for i in cameras],
-            np.asarray(mini_batch["actions"])[:n],
-            np.asarray(mini_batch["done"])[:n],
-            n,
-        )
         index = self.rng.integers(0, len(demo["actions"]), size=n)
-        expert = self._batch(
-            demo["vector_obs"][index] if self.model.vec_obs_size > 0 else None,
-            [demo[f"visual_obs{i}"][index] for i in cameras],
-            demo["actions"][index],
-            demo["done"][index],
-            n,
-            prefix="expert_",
-        )
+        expert = {key: demo[key][index] for key in self._columns()}
         self.has_updated = True
-        return {"policy": policy, "expert": expert}
+        return {
+            "policy": self._discriminator_input(mini_batch, n),
+            "expert": self._discriminator_input(expert, n, prefix="expert_"),
+        }
 
     def train(self, inputs: Mapping[str, object]) -> Mapping[str, tf.Tensor]:
         """One Adam step of the discriminator on the ``policy`` and ``expert`` batches; its loss and
