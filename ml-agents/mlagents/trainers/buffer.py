@@ -411,14 +411,20 @@ class AgentBuffer(dict):
         """Steps ``[start, end)`` of every field, as arrays (field name -> array)."""
         return {key: field.take(slice(start, end)) for key, field in self.items()}
 
-    def sample_mini_batch(self, batch_size: int, sequence_length: int = 1) -> dict[str, np.ndarray]:
+    def sample_mini_batch(
+        self, batch_size: int, sequence_length: int = 1, rng: np.random.Generator | None = None
+    ) -> dict[str, np.ndarray]:
         """``batch_size // sequence_length`` random whole sequences (drawn with replacement).
 
+        :param rng: the generator that draws them (Python's ``random`` module when None).
         :returns: field name -> array of ``(batch_size // sequence_length) * sequence_length`` steps.
         """
         num_seq_to_sample = batch_size // sequence_length
         n_sequences = self.num_experiences() // sequence_length
-        starts = [random.randint(0, n_sequences - 1) * sequence_length for _ in range(num_seq_to_sample)]
+        if rng is None:
+            starts = [random.randint(0, n_sequences - 1) * sequence_length for _ in range(num_seq_to_sample)]
+        else:
+            starts = (rng.integers(0, n_sequences, size=num_seq_to_sample) * sequence_length).tolist()
         index = (np.asarray(starts, dtype=np.int64)[:, None] + np.arange(sequence_length)).ravel()
         return {key: field.take(index) for key, field in self.items()}
 

@@ -54,7 +54,10 @@ __all__ = [
     "PolicySettings",
     "PretrainingSettings",
     "REWARD_SIGNAL_KINDS",
+    "REWARD_SIGNAL_NUM_UPDATE",
+    "RLSettings",
     "RewardSignalSettings",
+    "SACSettings",
     "RunOptions",
     "TRAINER_KINDS",
     "TrainerConfig",
@@ -703,15 +706,11 @@ VIS_ENCODE_TYPES = ("simple", "nature_cnn", "resnet")
 
 
 @dataclass(frozen=True, kw_only=True)
-class PPOSettings(PolicySettings):
-    """The hyper-parameters of a ``trainer: ppo`` brain (see docs/Training-PPO.md)."""
+class RLSettings(PolicySettings):
+    """What the reinforcement-learning trainers (PPO, SAC) share: trajectory chunks of at most
+    ``time_horizon`` steps, the visual encoder, the reward signals and optional pretraining."""
 
-    beta: float = _setting(real(0.0))
-    buffer_size: int = _setting(whole(1))
-    epsilon: float = _setting(real(0.0))
-    lambd: float = _setting(real(0.0, 1.0))
     normalize: bool = _setting(flag)
-    num_epoch: int = _setting(whole(1))
     time_horizon: int = _setting(whole(1))
     vis_encode_type: str = _setting(one_of(*VIS_ENCODE_TYPES), "simple")
     reward_signals: Mapping[str, RewardSignalSettings] = field(default_factory=dict)
@@ -739,6 +738,69 @@ class PPOSettings(PolicySettings):
             if isinstance(signal, GAILSettings)
         )
         return found
+
+
+@dataclass(frozen=True, kw_only=True)
+class PPOSettings(RLSettings):
+    """The hyper-parameters of a ``trainer: ppo`` brain (see docs/Training-PPO.md)."""
+
+    beta: float = _setting(real(0.0))
+    buffer_size: int = _setting(whole(1))
+    epsilon: float = _setting(real(0.0))
+    lambd: float = _setting(real(0.0, 1.0))
+    num_epoch: int = _setting(whole(1))
+
+
+#: The key of a SAC brain's ``reward_signals`` section that is not a signal: how many mini-batches
+#: the reward signals learn from per policy update (default: ``num_update``).
+REWARD_SIGNAL_NUM_UPDATE = "reward_signal_num_update"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SACSettings(RLSettings):
+    """The hyper-parameters of a ``trainer: sac`` brain (see docs/Training-SAC.md).
+
+    ``buffer_size`` bounds the replay buffer (in steps); updates start once it holds ``batch_size``
+    steps and the brain has taken ``buffer_init_steps`` steps; every ``train_interval`` steps the
+    policy takes ``num_update`` gradient steps on mini-batches of ``batch_size`` steps drawn from
+    it; the target network follows the value network by ``tau`` per update; ``init_entcoef`` is the
+    initial entropy coefficient; ``save_replay_buffer`` keeps the buffer with the checkpoints.
+    """
+
+    buffer_size: int = _setting(whole(1))
+    buffer_init_steps: int = _setting(whole(0))
+    init_entcoef: float = _setting(real(0.0))
+    num_update: int = _setting(whole(1))
+    tau: float = _setting(real(0.0, 1.0))
+    train_interval: int = _setting(whole(1), 1)
+    save_replay_buffer: bool = _setting(flag, False)
+    reward_signal_num_update: int | None = None
+
+    @classmethod
+    def _parse_sections(cls, params: Mapping[str, Any], source: ConfigSource) -> dict[str, Any]:
+        signals = params.get("reward_signals")
+        num_update = None
+        if isinstance(signals, Mapping) and REWARD_SIGNAL_NUM_UPDATE in signals:
+            num_update = whole(1)(signals[REWARD_SIGNAL_NUM_UPDATE], REWARD_SIGNAL_NUM_UPDATE, source)
+            params = {
+                **params,
+                "reward_signals": {
+                    key: value for key, value in signals.items() if key != REWARD_SIGNAL_NUM_UPDATE
+                },
+            }
+        return {**super()._parse_sections(params, source), "reward_signal_num_update": num_update}
+
+    @property
+    def reward_signal_updates(self) -> int:
+        """Mini-batches the reward signals learn from per policy update."""
+        return self.reward_signal_num_update if self.reward_signal_num_update is not None else self.num_update
+
+    def to_dict(self) -> dict[str, Any]:
+        result = super().to_dict()
+        num_update = result.pop("reward_signal_num_update", None)
+        if num_update is not None:
+            result["reward_signals"] = {**result["reward_signals"], REWARD_SIGNAL_NUM_UPDATE: num_update}
+        return result
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -943,6 +1005,7 @@ class Kind(Generic[C, T]):
 # The trainer classes differ in their constructors (PPO also takes the reward buffer capacity).
 TRAINER_KINDS: dict[str, Kind[TrainerSettings, Callable[..., Trainer]]] = {
     "ppo": Kind(PPOSettings, "mlagents.trainers.ppo.trainer.PPOTrainer"),
+    "sac": Kind(SACSettings, "mlagents.trainers.sac.trainer.SACTrainer"),
     "offline_bc": Kind(OfflineBCSettings, "mlagents.trainers.bc.offline_trainer.OfflineBCTrainer"),
     "online_bc": Kind(OnlineBCSettings, "mlagents.trainers.bc.online_trainer.OnlineBCTrainer"),
 }

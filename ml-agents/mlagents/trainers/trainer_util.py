@@ -23,6 +23,7 @@ from mlagents.envs.exception import UnityEnvironmentException
 from mlagents.trainers.settings import (
     TRAINER_KINDS,
     PPOSettings,
+    RLSettings,
     TrainerConfig,
     merged_section,
     parse_trainer_settings,
@@ -125,7 +126,7 @@ def initialize_trainers(
     Each brain's settings (its section merged with ``default``) get
     ``summary_path = {summaries_dir}/{run_id}_{B}``, ``model_path = {model_path}/{B}`` and
     ``keep_checkpoints``; their ``trainer`` type picks the class
-    (:data:`~mlagents.trainers.settings.TRAINER_KINDS`: ``ppo``, ``offline_bc``, ``online_bc``).
+    (:data:`~mlagents.trainers.settings.TRAINER_KINDS`: ``ppo``, ``sac``, ``offline_bc``, ``online_bc``).
 
     :param trainer_config: the checked configuration (:func:`load_trainer_config`) or the parsed
         YAML mapping (:func:`load_config`), whose sections of these brains are checked here.
@@ -160,19 +161,14 @@ def initialize_trainers(
             # The hyper-parameters the trainer prints then say the policy is restored, as it is.
             settings = dataclasses.replace(settings, load=True)
         trainer_class = TRAINER_KINDS[settings.trainer].load_class()
-        if isinstance(settings, PPOSettings):
+        if isinstance(settings, RLSettings):
             reward_buff_cap = 1
             if meta_curriculum is not None and brain_name in meta_curriculum.brains_to_curriculums:
                 reward_buff_cap = meta_curriculum.brains_to_curriculums[brain_name].min_lesson_length
+            # --multi-gpu splits PPO's update; SAC's small updates run on one device.
+            gpu_option = (multi_gpu,) if isinstance(settings, PPOSettings) else ()
             trainers[brain_name] = trainer_class(
-                brain,
-                reward_buff_cap,
-                settings,
-                train_model,
-                load_model,
-                seed,
-                run_id,
-                multi_gpu,
+                brain, reward_buff_cap, settings, train_model, load_model, seed, run_id, *gpu_option
             )
         else:
             trainers[brain_name] = trainer_class(brain, settings, train_model, load_model, seed, run_id)

@@ -232,10 +232,10 @@ CURRICULUM = (
     "config, extra, message",
     [
         (
-            valid_config(trainer="sac"),
+            valid_config(trainer="dqn"),
             [],
-            "The trainer config contains an unknown trainer type for the default section: 'sac' "
-            "(known types: ppo, offline_bc, online_bc) (trainer config config.yaml).",
+            "The trainer config contains an unknown trainer type for the default section: 'dqn' "
+            "(known types: ppo, sac, offline_bc, online_bc) (trainer config config.yaml).",
         ),
         (
             valid_config(trainer=None),
@@ -421,7 +421,7 @@ def test_errors_of_a_run_on_basic(tmp_path, free_port_range, files, extra, messa
 @pytest.mark.slow
 @needs_basic
 def test_several_runs_a_failing_run_does_not_hang(tmp_path, free_port_range):
-    (tmp_path / "config.yaml").write_text(valid_config(trainer="sac"))
+    (tmp_path / "config.yaml").write_text(valid_config(trainer="dqn"))
     port = free_port_range(2)
     status, _, err = run_learn(
         tmp_path, "config.yaml", "--env", BASIC, "--num-runs=2", "--base-port", port, "--train", timeout=120

@@ -282,7 +282,12 @@ def test_the_settings_name_the_demonstrations_they_read_without_opening_them():
     [
         (
             TRAINER_KINDS,
-            {"ppo": "PPOTrainer", "offline_bc": "OfflineBCTrainer", "online_bc": "OnlineBCTrainer"},
+            {
+                "ppo": "PPOTrainer",
+                "sac": "SACTrainer",
+                "offline_bc": "OfflineBCTrainer",
+                "online_bc": "OnlineBCTrainer",
+            },
         ),
         (
             REWARD_SIGNAL_KINDS,
@@ -327,8 +332,8 @@ def test_behavioural_cloning_settings(trainer_type, key):
 def test_every_section_is_checked():
     with pytest.raises(TrainerSettingsError, match="hidden_units of brain Other must be a whole number"):
         TrainerConfig.from_dict({"default": PPO, "Other": {"hidden_units": "wide"}}, "c.yaml")
-    with pytest.raises(UnityEnvironmentException, match="unknown trainer type for brain Other: 'sac'"):
-        TrainerConfig.from_dict({"default": PPO, "Other": {"trainer": "sac"}}, "c.yaml")
+    with pytest.raises(UnityEnvironmentException, match="unknown trainer type for brain Other: 'dqn'"):
+        TrainerConfig.from_dict({"default": PPO, "Other": {"trainer": "dqn"}}, "c.yaml")
     with pytest.raises(UnityEnvironmentException, match="refers to the section Nowhere"):
         TrainerConfig.from_dict({"default": PPO, "Other": "Nowhere"}, "c.yaml")
 

@@ -120,8 +120,8 @@ def test_section_errors(config, message):
     "config, message",
     [
         (
-            {"trainer": "sac"},
-            "The trainer config contains an unknown trainer type for brain BasicLearning: 'sac'",
+            {"trainer": "dqn"},
+            "The trainer config contains an unknown trainer type for brain BasicLearning: 'dqn'",
         ),
         ({"batch_size": 3}, "does not say which trainer to use for brain BasicLearning"),
     ],
