@@ -54,6 +54,8 @@ __all__ = [
     "decode_images",
     "encode_images",
     "float_images",
+    "recode_images",
+    "widest_image_form",
 ]
 
 MiniBatch = dict[str, np.ndarray]
@@ -154,6 +156,25 @@ def _recode_images(batch: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
         return decode_images(batch)
     factor = _IMAGE_CODES[dtype] // _IMAGE_CODES[batch.dtype]
     return batch.astype(dtype) * dtype.type(factor)
+
+
+def widest_image_form(*dtypes: npt.DTypeLike) -> np.dtype[Any]:
+    """The least compact of the camera image forms ``dtypes`` (uint8 codes, uint16 codes, float32; any
+    other dtype counts as float32): the one form that holds images of each of them exactly."""
+    forms = [np.dtype(dtype) for dtype in dtypes]
+    ranks = [_IMAGE_FORMS.index(form) if form in _IMAGE_CODES else len(_IMAGE_FORMS) - 1 for form in forms]
+    return _IMAGE_FORMS[max(ranks)]
+
+
+def recode_images(batch: np.ndarray, dtype: npt.DTypeLike) -> np.ndarray:
+    """Camera images ``batch`` (n, H, W, C) in the form ``dtype``, no more compact than theirs (see
+    :func:`widest_image_form`): the same float32 values; ``batch`` itself when already in that form."""
+    form = np.dtype(dtype)
+    if batch.dtype == form:
+        return batch
+    if batch.dtype not in _IMAGE_CODES:  # float images: float32
+        return np.asarray(batch, dtype=form)
+    return _recode_images(batch, form)
 
 
 def _is_coded_step(step: StepValue) -> bool:

@@ -2,13 +2,16 @@
 
 Every step of every agent keeps its observations and the next ones, the action taken, the
 environment's reward (``environment_rewards``) and whether the episode ended (``done``). An agent's
-steps move to the replay buffer (the update buffer, never cleared) when its episode ends or it has
-``time_horizon`` of them. An episode cut by the step limit (``max_reached``) is not an end for
+steps move to the replay buffer (:attr:`SACTrainer.replay_buffer`, a
+:class:`~mlagents.trainers.sac.replay_buffer.ReplayBuffer`, never cleared) when its episode ends or
+it has ``time_horizon`` of them: cut into whole sequences by the update buffer
+(``append_update_buffer``, which only stages one trajectory at a time here), then copied into the
+replay buffer's preallocated columns. An episode cut by the step limit (``max_reached``) is not an end for
 learning: its last step is stored with the observation it decided on as the next one and
 ``done`` false, so the target bootstraps from it.
 
 Once the buffer holds ``batch_size`` steps and the brain has taken ``buffer_init_steps`` steps, every
-``train_interval`` steps the policy takes ``num_update`` gradient steps on mini-batches of
+``train_interval`` steps (counted in steps, whatever ``--num-envs``) the policy takes ``num_update`` gradient steps on mini-batches of
 ``batch_size`` steps drawn at random (whole sequences, with replacement, from the trainer's own
 seeded generator), each with its rewards re-evaluated by the reward signals
 (:meth:`~mlagents.trainers.components.reward_signals.RewardSignal.evaluate_batch`). A buffer longer
@@ -21,8 +24,10 @@ TensorBoard: ``Losses/Value Loss`` (Q1 + Q2 + value losses), ``Losses/Policy Los
 ``Policy/Learning Rate`` and value estimates.
 
 With ``save_replay_buffer``, the buffer is written with each checkpoint to
-``<model_path>/last_replay_buffer.hdf5`` (a compressed numpy ``.npz`` archive under the name the
-original used) and read back with ``--load``.
+``<model_path>/last_replay_buffer.hdf5`` and read back with ``--load``. Despite its name (the
+original's) the file is not HDF5 but a compressed numpy ``.npz`` archive
+(:meth:`~mlagents.trainers.sac.replay_buffer.ReplayBuffer.save`); one written by an earlier version
+(every field a float32 array) loads too.
 """
 
 from __future__ import annotations
@@ -38,10 +43,11 @@ import numpy as np
 from mlagents.envs.action_info import ActionInfoOutputs
 from mlagents.envs.brain import AllBrainInfo, BrainInfo, BrainParameters
 from mlagents.envs.timers import timed
-from mlagents.trainers.agent_ids import agent_ids
+from mlagents.trainers.agent_ids import AgentId, agent_ids
 from mlagents.trainers.buffer import Columns, MiniBatch
 from mlagents.trainers.rl_trainer import RewardSignalResults, RLTrainer, Rows, take_rows
 from mlagents.trainers.sac.policy import SACPolicy
+from mlagents.trainers.sac.replay_buffer import ReplayBuffer
 from mlagents.trainers.settings import SACSettings
 
 LOGGER = logging.getLogger("mlagents.trainers")
@@ -50,7 +56,7 @@ __all__ = ["BUFFER_TRUNCATE_PERCENT", "REPLAY_BUFFER_FILE", "SACTrainer"]
 
 #: A buffer longer than ``buffer_size`` is cut to this share of it (not cut at every update).
 BUFFER_TRUNCATE_PERCENT = 0.8
-#: The replay buffer's file in ``model_path`` (a numpy ``.npz`` archive).
+#: The replay buffer's file in ``model_path`` (a numpy ``.npz`` archive, not HDF5, whatever its name).
 REPLAY_BUFFER_FILE = "last_replay_buffer.hdf5"
 
 
@@ -71,6 +77,8 @@ class SACTrainer(RLTrainer):
     settings_class = SACSettings
     settings: SACSettings
     policy: SACPolicy
+    #: The steps the mini-batches are drawn from.
+    replay_buffer: ReplayBuffer
 
     def __init__(
         self,
@@ -100,6 +108,10 @@ class SACTrainer(RLTrainer):
         # The mini-batches are drawn from a stream of their own (the policy samples its actions and
         # its update noise from generators of the same seed).
         self.sample_rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(2,)))
+        self.replay_buffer = ReplayBuffer(self.buffer_size, self.policy.sequence_length)
+        self._replay_size_logged = False
+        # step // train_interval at the last round of updates (None: no round yet).
+        self._last_interval: int | None = None
         if self.load and self.checkpoint_replay_buffer:
             try:
                 self.load_replay_buffer()
@@ -126,7 +138,7 @@ class SACTrainer(RLTrainer):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         partial = path + ".partial"
         with open(partial, "wb") as file_object:
-            self.training_buffer.update_buffer.save_to_file(file_object)
+            self.replay_buffer.save(file_object)
         os.replace(partial, path)
 
     def load_replay_buffer(self) -> None:
@@ -137,10 +149,8 @@ class SACTrainer(RLTrainer):
         path = self.replay_buffer_path
         LOGGER.info("Loading Experience Replay Buffer from %s", path)
         with open(path, "rb") as file_object:
-            self.training_buffer.update_buffer.load_from_file(file_object)
-        LOGGER.info(
-            "Experience replay buffer has %d experiences.", len(self.training_buffer.update_buffer["actions"])
-        )
+            self.replay_buffer.load(file_object)
+        LOGGER.info("Experience replay buffer has %d experiences.", len(self.replay_buffer))
 
     # ------------------------------------------------------------------ collection hooks
 
@@ -203,62 +213,91 @@ class SACTrainer(RLTrainer):
                     if self.policy.use_vec_obs:
                         agent_buffer["next_vector_in"][-1] = np.asarray(last_info.vector_observations)[idx]
                     agent_buffer["done"][-1] = False
-                self.training_buffer.append_update_buffer(
-                    agent_id, batch_size=None, training_length=self.policy.sequence_length
-                )
+                self.move_to_replay_buffer(agent_id)
             agent_buffer.reset_agent()
             if dones[row]:
                 self._update_end_episode_stats(agent_id)
+
+    def move_to_replay_buffer(self, agent_id: AgentId) -> None:
+        """Append one agent's steps to the replay buffer, cut into whole sequences (staged in the
+        update buffer, emptied again), and log the buffer's size once its step is known."""
+        staged = self.training_buffer.update_buffer
+        self.training_buffer.append_update_buffer(
+            agent_id, batch_size=None, training_length=self.policy.sequence_length
+        )
+        self.replay_buffer.append(staged)
+        staged.clear()
+        if not self._replay_size_logged:
+            self._replay_size_logged = True
+            replay = self.replay_buffer
+            LOGGER.info(
+                "Replay buffer: up to %d steps, about %.1f MB (%.0f bytes a step).",
+                replay.capacity,
+                replay.capacity * replay.bytes_per_step() / 1e6,
+                replay.bytes_per_step(),
+            )
+
+    def clear_update_buffer(self) -> None:
+        """Empty the replay buffer (and the update buffer that stages its chunks)."""
+        super().clear_update_buffer()
+        self.replay_buffer.clear()
 
     # ------------------------------------------------------------------ updates
 
     def is_ready_update(self) -> bool:
         """True when the replay buffer holds ``batch_size`` steps and the brain took
         ``buffer_init_steps`` steps."""
-        return (
-            len(self.training_buffer.update_buffer["actions"]) >= self.batch_size
-            and self.step >= self.settings.buffer_init_steps
-        )
+        return len(self.replay_buffer) >= self.batch_size and self.step >= self.settings.buffer_init_steps
 
     @timed
     def update_policy(self) -> None:
-        """Every ``train_interval`` steps: the policy's updates, then the reward signals'."""
-        if self.step % self.train_interval != 0:
+        """One round (the policy's ``num_update`` updates, then the reward signals') for every
+        ``train_interval`` steps the brain took since the last round; the first round as soon as
+        the buffer is ready.
+
+        The rounds are counted in steps, not in calls: the controller calls this once per round of
+        environment steps, which is one step with one environment but several with ``--num-envs``
+        (how many, without ``--deterministic``, depends on which workers answered first). Counting
+        steps gives every run the updates per step of a single-environment run, whatever the number
+        of environments and their timing.
+        """
+        interval = self.step // self.train_interval
+        rounds = 1 if self._last_interval is None else interval - self._last_interval
+        if rounds <= 0:
             return
+        self._last_interval = interval
         returns = self.cumulative_returns_since_policy_update
         self.trainer_metrics.start_policy_update_timer(
-            number_experiences=len(self.training_buffer.update_buffer["actions"]),
+            number_experiences=len(self.replay_buffer),
             mean_return=float(np.mean(returns)) if returns else 0.0,
         )
-        self.update_sac_policy()
-        self.update_reward_signals()
+        for _ in range(rounds):
+            self.update_sac_policy()
+            self.update_reward_signals()
         self.trainer_metrics.end_policy_update()
 
     def sample_mini_batch(self) -> MiniBatch:
         """``batch_size`` steps of whole sequences drawn from the replay buffer."""
-        return self.training_buffer.update_buffer.sample_mini_batch(
+        return self.replay_buffer.sample_mini_batch(
             self.batch_size, sequence_length=self.policy.sequence_length, rng=self.sample_rng
         )
 
     def update_sac_policy(self) -> None:
         """``num_update`` policy updates on fresh mini-batches, the buffer cut, the pretraining step."""
         self.cumulative_returns_since_policy_update = []
-        sequence_length = self.policy.sequence_length
-        n_sequences = max(self.batch_size // sequence_length, 1)
-        update_buffer = self.training_buffer.update_buffer
+        n_sequences = max(self.batch_size // self.policy.sequence_length, 1)
+        replay_buffer = self.replay_buffer
         stats: dict[str, list[float]] = defaultdict(list)
         for _ in range(self.num_update):
-            if len(update_buffer["actions"]) < self.batch_size:
+            if len(replay_buffer) < self.batch_size:
                 break
             mini_batch = self.sample_mini_batch()
             for name, signal in self.policy.reward_signals.items():
                 mini_batch[f"{name}_rewards"] = signal.evaluate_batch(mini_batch).scaled_reward
             for tag, value in self.policy.update(mini_batch, n_sequences, update_target=True).items():
                 stats[tag].append(value)
-        if len(update_buffer["actions"]) > self.buffer_size:
-            self.training_buffer.truncate_update_buffer(
-                int(self.buffer_size * BUFFER_TRUNCATE_PERCENT), sequence_length
-            )
+        if len(replay_buffer) > self.buffer_size:
+            replay_buffer.truncate(int(self.buffer_size * BUFFER_TRUNCATE_PERCENT))
         for tag, values in stats.items():
             self.stats[tag].append(float(np.mean(values)))
         if self.policy.bc_module is not None:

@@ -258,8 +258,10 @@ def trainer(
     return SACTrainer(brain, 1, sac_params(tmp_path, **overrides), True, load, 0, "test")
 
 
-def fill(sac: SACTrainer, n: int) -> None:
-    """Run n steps of 4 agents through the trainer's collection (episodes of 3 steps)."""
+def fill(sac: SACTrainer, n: int, update_every: int = 0) -> None:
+    """Run n steps of 4 agents through the trainer's collection (episodes of 3 steps), counting
+    the steps as the controller does; with ``update_every``, the controller's update call after
+    every ``update_every`` steps."""
     brain = sac.brain
     previous = brain_info(brain, 4, seed=0)
     outputs = sac.policy.evaluate(previous)
@@ -268,13 +270,16 @@ def fill(sac: SACTrainer, n: int) -> None:
         current.local_done = [(step + 1) % 3 == 0] * 4
         sac.add_experiences({brain.brain_name: previous}, {brain.brain_name: current}, outputs)
         sac.process_experiences({brain.brain_name: previous}, {brain.brain_name: current})
+        sac.increment_step(1)
+        if update_every and (step + 1) % update_every == 0 and sac.is_ready_update():
+            sac.update_policy()
         previous, outputs = current, sac.policy.evaluate(current)
 
 
 def test_trainer_stores_replay_columns_and_truncates(tmp_path: Path) -> None:
     sac = trainer(tmp_path)
     fill(sac, 9)
-    buffer = sac.training_buffer.update_buffer
+    buffer = sac.replay_buffer
     # Per agent 3 + 2 + 2 steps: the step decided on an episode's last observation is not kept.
     assert len(buffer["actions"]) == 28
     for column in ("vector_obs", "next_vector_in", "actions", "environment_rewards", "done", "masks"):
@@ -293,13 +298,31 @@ def test_trainer_stores_replay_columns_and_truncates(tmp_path: Path) -> None:
         "Losses/Q2 Loss",
         "Policy/Entropy Coeff",
     ):
-        assert len(sac.stats[tag]) == 2, tag
+        # One round at the first call, then one for each of the 6 steps taken since.
+        assert len(sac.stats[tag]) == 7, tag
+
+
+@pytest.mark.parametrize("train_interval", [1, 2])
+def test_updates_are_counted_in_steps_not_in_calls(tmp_path: Path, train_interval: int) -> None:
+    """A trainer called after every step and one called after every fourth step (four environments
+    stepped at once) make the same number of update rounds: one per ``train_interval`` steps."""
+    rounds = []
+    for update_every in (1, 4):
+        sac = trainer(tmp_path / str(update_every), train_interval=train_interval)
+        fill(sac, 24, update_every=update_every)
+        rounds.append(len(sac.stats["Losses/Q1 Loss"]))
+    # The buffer holds batch_size (8) steps after the first episode's 3 steps of 4 agents: the first
+    # round is at the first call from step 3 on, then one round per train_interval steps.
+    first_step = {1: 3, 4: 4}
+    expected = [1 + (24 // train_interval - first_step[every] // train_interval) for every in (1, 4)]
+    assert rounds == expected, rounds
+    assert abs(rounds[0] - rounds[1]) <= 1
 
 
 def test_buffer_init_steps_delay_the_updates(tmp_path: Path) -> None:
     sac = trainer(tmp_path, buffer_init_steps=50)
-    fill(sac, 3)
-    sac.increment_step(49)
+    fill(sac, 3)  # 3 steps
+    sac.increment_step(46)
     assert not sac.is_ready_update()
     sac.increment_step(1)
     assert sac.is_ready_update()
@@ -311,12 +334,11 @@ def test_replay_buffer_round_trip(tmp_path: Path) -> None:
     sac.save_model()
     assert (tmp_path / "model" / REPLAY_BUFFER_FILE).is_file()
     loaded = trainer(tmp_path, load=True, save_replay_buffer=True)
-    original, restored = sac.training_buffer.update_buffer, loaded.training_buffer.update_buffer
-    assert set(original) == set(restored)
+    original, restored = sac.replay_buffer, loaded.replay_buffer
+    assert original.keys() == restored.keys()
     for key in original:
-        np.testing.assert_array_equal(
-            np.asarray(original[key], np.float32), np.asarray(restored[key], np.float32)
-        )
+        assert original[key].dtype == restored[key].dtype, key
+        np.testing.assert_array_equal(original[key], restored[key])
 
 
 def test_mini_batches_are_a_function_of_the_seed(tmp_path: Path) -> None:
