@@ -4,11 +4,15 @@ A model implements :class:`ExportableModel` (``export_weights()``); the writers 
 turn the returned :class:`NetworkWeights` into a file. Nothing here knows TensorFlow, the trainers
 or a file format, so every writer (``.nn`` today, ONNX next) reads the same description.
 
-The layers mirror the policy network of :mod:`mlagents.trainers.models`: per observation stream
-the visual encoders (one per camera) and the vector encoder (swish dense layers), then optionally
-LSTM cells, then the policy head (discrete: one bias-free dense layer of logits per action branch;
-continuous: the mean ``mu`` and the state-independent ``log_sigma_squared``) and the value heads
-(one per reward signal; the ``.nn`` writer leaves them out, the ONNX writer outputs their mean).
+The layers mirror the policy networks of :mod:`mlagents.trainers.models` (PPO, BC) and
+:mod:`mlagents.trainers.sac.models`: per observation stream the visual encoders (one per camera) and
+the vector encoder (swish dense layers; either may have none, passing its input through), their
+concatenation, optionally swish dense layers over it (SAC), then optionally LSTM cells, then the
+policy head (discrete: one bias-free dense layer of logits per action branch; continuous: a Gaussian
+with the mean ``mu`` and either the state-independent ``log_sigma_squared`` or a state-dependent,
+clipped ``log_std`` dense layer, its sample squashed by ``clip(x, -3, 3) / 3`` or by ``tanh``) and the
+value heads (one per reward signal; the ``.nn`` writer leaves them out, the ONNX writer outputs their
+mean).
 """
 
 from __future__ import annotations
@@ -104,10 +108,13 @@ class NormalizerState:
 @dataclass(frozen=True)
 class StreamWeights:
     """One observation stream: a visual encoder per camera and the vector encoder's dense layers
-    (None without vector observations); their outputs are concatenated in that order."""
+    (None without vector observations; an empty list passes the normalized vector through); their
+    outputs are concatenated in that order, then go through the swish dense layers ``dense`` (none
+    for PPO, whose encoders end in dense layers of their own)."""
 
     visual: list[VisualEncoderWeights]
     vector: list[DenseWeights] | None
+    dense: list[DenseWeights] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -124,10 +131,17 @@ class NetworkWeights:
     :ivar lstm: discrete and recurrent: the cell fed with the stream and the one-hot previous actions.
     :ivar lstm_policy: continuous and recurrent: the cell of the policy stream.
     :ivar lstm_value: continuous and recurrent: the cell of the value stream (its state is part of
-        the memory even though the value head is not exported).
+        the memory even though the value head is not exported); None when the value stream is not
+        part of the exported network (the memory is then the policy cell's state alone).
     :ivar policy_branches: discrete: the logits layer of each branch.
     :ivar mu: continuous: the mean of the Gaussian policy.
-    :ivar log_sigma_squared: continuous: the log-variance per action dimension.
+    :ivar log_sigma_squared: continuous: the state-independent log-variance per action dimension
+        (None when ``log_std`` is given).
+    :ivar log_std: continuous: the state-dependent log standard deviation, a dense layer over the
+        policy's hidden state clipped to ``log_std_bounds`` (instead of ``log_sigma_squared``); the
+        density divides by ``std + gaussian_epsilon``.
+    :ivar tanh_squash: continuous: the action is ``tanh(sample)`` (its density gets the change of
+        variables ``- log(1 - action^2 + gaussian_epsilon)``) instead of ``clip(sample, -3, 3) / 3``.
     :ivar value_heads: one 1-unit dense layer per reward signal over the value stream's encoding
         (discrete: the shared encoding; recurrent: after the LSTM); the value estimate is their mean.
     """
@@ -147,6 +161,10 @@ class NetworkWeights:
     policy_branches: list[DenseWeights] = field(default_factory=list)
     mu: DenseWeights | None = None
     log_sigma_squared: np.ndarray | None = None
+    log_std: DenseWeights | None = None
+    log_std_bounds: tuple[float, float] = (-20.0, 2.0)
+    gaussian_epsilon: float = 0.0
+    tanh_squash: bool = False
     value_heads: list[DenseWeights] = field(default_factory=list)
 
     @property

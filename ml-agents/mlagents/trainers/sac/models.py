@@ -566,43 +566,40 @@ class SACModel(LearningModel):
 
     # ------------------------------------------------------------------ export
 
-    def export_reason(self) -> str | None:
-        """Why the policy part cannot be written by the exporters (None: it can).
-
-        The exporters write one observation stream of dense layers per encoder and, for continuous
-        control, a Gaussian with a constant variance clipped to [-1, 1]. That holds the discrete SAC
-        policy when the brain has vector observations only (the policy's dense stack is then the
-        vector encoder), not the squashed Gaussian with a state-dependent variance.
-        """
-        if self.is_continuous:
-            return "continuous actions (a tanh-squashed Gaussian with a state-dependent variance)"
-        if self.vis_obs_shapes:
-            return "visual observations (the dense layers follow the concatenated encodings)"
-        if self.vec_obs_size == 0:
-            return "no vector observation"
-        return None
-
     def export_weights(self) -> NetworkWeights:
-        """The policy part as :class:`NetworkWeights`: discrete control with vector observations
-        only (:meth:`export_reason`), the masked log-probabilities the inference engine samples from.
-
-        :raises ValueError: the policy does not fit the exporters' layout.
+        """The policy part as :class:`NetworkWeights`, what the inference engine runs: the policy's
+        observation encoders (convolutions that only flatten, the normalized vector as it is), the
+        dense stack over their concatenation, the policy LSTM (its state alone is the exported
+        memory: the policy quarter of ``[value | Q1 | Q2 | policy]``, ``memory_size / 4`` values)
+        and the head.
+        Discrete: the masked log-probabilities the engine samples from. Continuous: the squashed
+        Gaussian, ``tanh(mu + exp(clip(log_std)) * epsilon)``. The critic is not exported.
         """
-        reason = self.export_reason()
-        if reason is not None:
-            raise ValueError(f"The SAC policy cannot be exported: it has {reason}.")
         recurrent = self.use_recurrent
+        stream = StreamWeights(
+            visual=[encoder.export_weights() for encoder in self.policy_visual],
+            vector=[] if self.vec_obs_size > 0 else None,
+            dense=self.policy_encoder.export_weights(),
+        )
+        lstm = self.lstm_policy.export_weights() if recurrent else None
+        continuous = self.is_continuous
+        branches = [] if continuous else [branch.export_weights() for branch in self.policy_branches]
         return NetworkWeights(
             vector_observation_size=self.vec_obs_size,
-            visual_observation_shapes=[],
+            visual_observation_shapes=list(self.vis_obs_shapes),
             action_sizes=list(self.act_size),
-            is_continuous=False,
+            is_continuous=continuous,
             use_recurrent=recurrent,
-            # Inference carries the policy's LSTM state only.
             memory_size=self.part_memory if recurrent else 0,
             version_number=int(self.version_number.numpy()),
             normalizer=None if self.normalizer is None else self.normalizer.export_weights(),
-            streams=[StreamWeights(visual=[], vector=self.policy_encoder.export_weights())],
-            lstm=self.lstm_policy.export_weights() if recurrent else None,
-            policy_branches=[branch.export_weights() for branch in self.policy_branches],
+            streams=[stream],
+            lstm=None if continuous else lstm,
+            lstm_policy=lstm if continuous else None,
+            policy_branches=branches,
+            mu=self.mu.export_weights() if continuous else None,
+            log_std=self.log_std.export_weights() if continuous else None,
+            log_std_bounds=(LOG_STD_MIN, LOG_STD_MAX),
+            gaussian_epsilon=EPSILON,
+            tanh_squash=continuous,
         )

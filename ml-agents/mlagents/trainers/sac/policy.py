@@ -531,18 +531,9 @@ class SACPolicy(TFPolicy):
     # ------------------------------------------------------------------ export
 
     def export_model(self) -> None:
-        """Write the policy part for Unity inference beside ``model_path`` (``.nn``, ``.onnx``) when
-        the exporters can hold it (:meth:`SACModel.export_reason`); otherwise log why nothing was
-        written (the checkpoints hold the whole network)."""
+        """Write the policy part (:meth:`SACModel.export_weights`) for Unity inference beside
+        ``model_path`` (``.nn``, ``.onnx``); the checkpoints hold the whole network."""
         self.write_step_count()
-        reason = self.model.export_reason()
-        if reason is not None:
-            LOGGER.warning(
-                "Brain %s: the SAC policy was not exported: the model writers do not hold a network with %s.",
-                self.brain.brain_name,
-                reason,
-            )
-            return
         for path in export.export_model(self.model, self.model_path):
             LOGGER.info("Exported %s file", path)
         self.weights_changed()

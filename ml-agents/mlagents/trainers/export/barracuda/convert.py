@@ -10,13 +10,17 @@ graph (the value heads are not exported), so Unity's ``BarracudaModelParamLoader
 * constants (one ``Load`` layer first): ``version_number`` = 2, ``memory_size``,
   ``is_continuous_control``, ``action_output_shape``, the normalizer's ``running_mean``,
   ``running_variance``, ``normalization_steps``, ``log_sigma_squared`` and literal operands;
-* outputs ``action`` (discrete: the masked log-probabilities Unity samples from; continuous:
-  ``clip(mu + sqrt(exp(log_sigma_squared)) * epsilon, -3, 3) / 3``) and ``action_probs``;
+* outputs ``action`` (discrete: the masked log-probabilities Unity samples from; continuous: the
+  sample ``mu + std * epsilon`` squashed, ``clip(sample, -3, 3) / 3`` with the state-independent
+  ``std = sqrt(exp(log_sigma_squared))`` of PPO, ``tanh(sample)`` with the state-dependent
+  ``std = exp(clip(log_std, min, max))`` of SAC) and ``action_probs`` (discrete: the logits;
+  continuous: the log-density of the action per dimension);
 * recurrent: the LSTM unrolled into dense/activation layers, with memories
   ``recurrent_in_c -> recurrent_out_c`` and ``recurrent_in_h -> recurrent_out_h`` (their order, by
-  name, is the ``[c | h]`` layout of ``BrainInfo.memories``). Continuous control has two LSTMs; their
-  memories are ``recurrent_in_policy_{c,h}`` and ``recurrent_in_value_{c,h}`` so that, sorted by
-  name, they again give the ``[policy c | policy h | value c | value h]`` layout.
+  name, is the ``[c | h]`` layout of ``BrainInfo.memories``). Continuous control has a policy LSTM and,
+  when the value stream is exported, a value LSTM; their memories are ``recurrent_in_policy_{c,h}``
+  and ``recurrent_in_value_{c,h}`` so that, sorted by name, they again give the
+  ``[policy c | policy h | value c | value h]`` layout.
 """
 
 from __future__ import annotations
@@ -244,7 +248,8 @@ def _stream(g: _GraphBuilder, model: NetworkWeights, stream: int, vector: str | 
     if vector_encoder is not None:
         vector_input = _required(vector, "vector observation for the vector encoder")
         parts.append(_vector_encoder(g, vector_encoder, vector_input, f"main_graph_{stream}"))
-    return g.concat(f"main_graph_{stream}/concat", parts)
+    joined = g.concat(f"main_graph_{stream}/concat", parts)
+    return _vector_encoder(g, weights.dense, joined, f"main_graph_{stream}/encoder")
 
 
 def _lstm(g: _GraphBuilder, cell: network.LSTMWeights, x: str, scope: str, memory_suffix: str) -> str:
@@ -304,28 +309,58 @@ def _discrete_head(g: _GraphBuilder, model: NetworkWeights, hidden: str) -> None
 
 
 def _continuous_head(g: _GraphBuilder, model: NetworkWeights, hidden: str) -> None:
+    """``action`` (the squashed sample for the input ``epsilon``) and ``action_probs`` (its
+    log-density per dimension)."""
     mu_layer = _required(model.mu, "mean layer (mu) of a continuous policy")
     mu = g.dense("dense", hidden, mu_layer.kernel, mu_layer.bias)
-    log_sigma_sq = g.const(
-        "log_sigma_squared", _required(model.log_sigma_squared, "log_sigma_squared of a continuous policy")
-    )
-    epsilon = g.input("epsilon", [-1, 1, 1, model.action_sizes[0]])
-    sigma_sq = g.activation("Exp", log_sigma_sq, Activation.Exp)
-    sigma = g.activation("Sqrt", sigma_sq, Activation.Sqrt)
+    log_std_layer = model.log_std
+    if log_std_layer is None:
+        log_sigma_sq = g.const(
+            "log_sigma_squared",
+            _required(model.log_sigma_squared, "log_sigma_squared or log_std of a continuous policy"),
+        )
+        epsilon = g.input("epsilon", [-1, 1, 1, model.action_sizes[0]])
+        sigma_sq = g.activation("Exp", log_sigma_sq, Activation.Exp)
+        sigma = g.activation("Sqrt", sigma_sq, Activation.Sqrt)
+    else:
+        epsilon = g.input("epsilon", [-1, 1, 1, model.action_sizes[0]])
+        log_std = g.dense("log_std", hidden, log_std_layer.kernel, log_std_layer.bias)
+        low, high = model.log_std_bounds
+        log_std = g.binary_const("log_std/clip_by_value/Minimum", LayerType.Min, log_std, high)
+        log_std = g.binary_const("log_std/clip_by_value", LayerType.Max, log_std, low)
+        sigma = g.activation("Exp", log_std, Activation.Exp)
     noise = g.binary("mul", LayerType.Mul, sigma, epsilon)
     action_pre = g.binary("add", LayerType.Add, mu, noise)
-    clipped = g.binary_const("clip_by_value/Minimum", LayerType.Min, action_pre, 3.0)
-    clipped = g.binary_const("clip_by_value", LayerType.Max, clipped, -3.0)
-    scaled = g.binary_const("truediv", LayerType.Div, clipped, 3.0)
-    g.activation("action", scaled, Activation.Linear)
-    # -0.5 (a_pre - mu)^2 / sigma^2 - 0.5 log(2 pi) - 0.5 log_sigma_squared
+    if model.tanh_squash:
+        action = g.activation("Tanh", action_pre, Activation.Tanh)
+    else:
+        clipped = g.binary_const("clip_by_value/Minimum", LayerType.Min, action_pre, 3.0)
+        clipped = g.binary_const("clip_by_value", LayerType.Max, clipped, -3.0)
+        action = g.binary_const("truediv", LayerType.Div, clipped, 3.0)
+    g.activation("action", action, Activation.Linear)
     diff = g.binary("sub", LayerType.Sub, action_pre, mu)
-    square = g.binary("Square", LayerType.Mul, diff, diff)
-    scaled_square = g.binary_const("mul", LayerType.Mul, square, -0.5, const_first=True)
-    density = g.binary("truediv", LayerType.Div, scaled_square, sigma_sq)
-    density = g.binary_const("sub", LayerType.Sub, density, 0.5 * math.log(2.0 * math.pi))
-    half_log_sigma = g.binary_const("mul", LayerType.Mul, log_sigma_sq, 0.5, const_first=True)
-    density = g.binary("sub", LayerType.Sub, density, half_log_sigma)
+    if log_std_layer is None:
+        # -0.5 (a_pre - mu)^2 / sigma^2 - 0.5 log(2 pi) - 0.5 log_sigma_squared
+        square = g.binary("Square", LayerType.Mul, diff, diff)
+        scaled_square = g.binary_const("mul", LayerType.Mul, square, -0.5, const_first=True)
+        density = g.binary("truediv", LayerType.Div, scaled_square, sigma_sq)
+        density = g.binary_const("sub", LayerType.Sub, density, 0.5 * math.log(2.0 * math.pi))
+        half_log_sigma = g.binary_const("mul", LayerType.Mul, log_sigma_sq, 0.5, const_first=True)
+        density = g.binary("sub", LayerType.Sub, density, half_log_sigma)
+    else:
+        # -0.5 ((a_pre - mu) / (std + eps))^2 - log_std - 0.5 log(2 pi)
+        padded = g.binary_const("add", LayerType.Add, sigma, model.gaussian_epsilon)
+        z = g.binary("truediv", LayerType.Div, diff, padded)
+        square = g.binary("Square", LayerType.Mul, z, z)
+        density = g.binary_const("mul", LayerType.Mul, square, -0.5, const_first=True)
+        density = g.binary("sub", LayerType.Sub, density, log_std)
+        density = g.binary_const("sub", LayerType.Sub, density, 0.5 * math.log(2.0 * math.pi))
+    if model.tanh_squash:
+        # the change of variables: - log(1 - tanh(a_pre)^2 + eps)
+        square = g.binary("Square", LayerType.Mul, action, action)
+        remaining = g.binary_const("sub", LayerType.Sub, square, 1.0, const_first=True)
+        remaining = g.binary_const("add", LayerType.Add, remaining, model.gaussian_epsilon)
+        density = g.binary("sub", LayerType.Sub, density, g.activation("Log", remaining, Activation.Log))
     g.activation("action_probs", density, Activation.Linear)
 
 
@@ -343,11 +378,11 @@ def convert_model(model: NetworkWeights) -> Model:
     if model.is_continuous:
         hidden = _stream(g, model, 0, vector)
         if model.use_recurrent:
-            value_hidden = _stream(g, model, 1, vector)
             lstm_policy = _required(model.lstm_policy, "policy LSTM of a recurrent continuous policy")
-            lstm_value = _required(model.lstm_value, "value LSTM of a recurrent continuous policy")
+            value_hidden = _stream(g, model, 1, vector) if model.lstm_value is not None else None
             hidden = _lstm(g, lstm_policy, hidden, "lstm_policy", "_policy")
-            _lstm(g, lstm_value, value_hidden, "lstm_value", "_value")
+            if model.lstm_value is not None and value_hidden is not None:
+                _lstm(g, model.lstm_value, value_hidden, "lstm_value", "_value")
         _continuous_head(g, model, hidden)
     else:
         hidden = _stream(g, model, 0, vector)

@@ -17,14 +17,19 @@ input                     shape, type              meaning
 ========================= ======================== ============================================
 output                    shape, type              meaning
 ========================= ======================== ============================================
-``action``                (batch, d) float32       continuous: ``clip(mean, -3, 3) / 3`` (the
-                                                   deterministic action); discrete: the most
-                                                   probable allowed action of each branch
+``action``                (batch, d) float32       continuous: the deterministic action, the
+                                                   mean squashed: ``clip(mean, -3, 3) / 3``
+                                                   (PPO) or ``tanh(mean)`` (SAC); discrete: the
+                                                   most probable allowed action of each branch
 ``action_log_probs``      (batch, sum) float32     discrete: the masked log-probabilities of
                                                    every action of every branch (sample from them)
-``action_mean``           (batch, d) float32       continuous: the Gaussian's mean, unclipped
-``log_sigma_squared``     (d,) float32             continuous: the Gaussian's log-variance
-``value_estimate``        (batch, 1) float32       mean of the value heads (one per reward signal)
+``action_mean``           (batch, d) float32       continuous: the Gaussian's mean, unsquashed
+``log_sigma_squared``     (d,) float32             continuous, state-independent variance (PPO):
+                                                   the Gaussian's log-variance
+``action_log_std``        (batch, d) float32       continuous, state-dependent variance (SAC): the
+                                                   Gaussian's log standard deviation, clipped
+``value_estimate``        (batch, 1) float32       when the value heads are exported (PPO): mean
+                                                   of the value heads (one per reward signal)
 ``recurrent_out``         (batch, m) float32       recurrent: the next memory
 ========================= ======================== ============================================
 """
@@ -170,7 +175,8 @@ def _stream(g: _Graph, model: NetworkWeights, stream: int, vector: str | None) -
         if vector is None:
             raise ValueError("the network weights have a vector encoder but no vector observation")
         parts.append(_dense_stack(g, vector, weights.vector))
-    return parts[0] if len(parts) == 1 else g.op("Concat", parts, axis=1)
+    joined = parts[0] if len(parts) == 1 else g.op("Concat", parts, axis=1)
+    return _dense_stack(g, joined, weights.dense)
 
 
 def _normalized_vector(g: _Graph, model: NetworkWeights) -> str | None:
@@ -187,12 +193,13 @@ def _normalized_vector(g: _Graph, model: NetworkWeights) -> str | None:
     return g.op("Clip", [scaled, g.const("min", -5.0), g.const("max", 5.0)])
 
 
-def _lstm(g: _Graph, cell: network.LSTMWeights, x: str, in_size: int, memory: str) -> tuple[str, str]:
+def _lstm(g: _Graph, cell: network.LSTMWeights, x: str, memory: str) -> tuple[str, str]:
     """One LSTM step on the ``[c | h]`` memory; returns (h, the new ``[c | h]``)."""
     units = cell.units
     c = g.columns(memory, 0, units)
     h = g.columns(memory, units, 2 * units)
     kernel = np.asarray(cell.kernel, np.float32)
+    in_size = kernel.shape[0] - units  # the kernel's rows: x, then h
     gates = g.op("MatMul", [x, g.const("lstm_kernel_x", kernel[:in_size])])
     gates = g.op("Add", [gates, g.const("lstm_bias", cell.bias)])
     gates = g.op("Add", [gates, g.op("MatMul", [h, g.const("lstm_kernel_h", kernel[in_size:])])])
@@ -203,15 +210,6 @@ def _lstm(g: _Graph, cell: network.LSTMWeights, x: str, in_size: int, memory: st
     new_c = g.op("Add", [kept, written])
     new_h = g.op("Mul", [g.op("Tanh", [new_c]), g.op("Sigmoid", [o])])
     return new_h, g.op("Concat", [new_c, new_h], axis=1)
-
-
-def _input_width(model: NetworkWeights, stream: int) -> int:
-    """The width of a stream's encoding (the input size of the layers after it)."""
-    weights = model.streams[stream]
-    width = sum(encoder.dense[-1].kernel.shape[1] for encoder in weights.visual)
-    if weights.vector is not None:
-        width += weights.vector[-1].kernel.shape[1]
-    return int(width)
 
 
 def _required(value: Any, what: str) -> Any:
@@ -245,9 +243,8 @@ def _discrete(g: _Graph, model: NetworkWeights, vector: str | None) -> None:
                 )
             )
         joined = g.op("Concat", parts, axis=1)
-        width = _input_width(model, 0) + sum(model.action_sizes)
         hidden, new_memory = _lstm(
-            g, _required(model.lstm, "LSTM of a recurrent discrete policy"), joined, width, memory
+            g, _required(model.lstm, "LSTM of a recurrent discrete policy"), joined, memory
         )
         g.output("recurrent_out", new_memory, [_BATCH, model.memory_size])
     masks = g.input("action_masks", [_BATCH, sum(model.action_sizes)])
@@ -276,29 +273,35 @@ def _continuous(g: _Graph, model: NetworkWeights, vector: str | None) -> None:
     value_hidden = _stream(g, model, 1, vector) if model.value_heads else None
     if model.use_recurrent:
         memory = g.input("recurrent_in", [_BATCH, model.memory_size])
-        half = model.memory_size // 2
         policy_cell = _required(model.lstm_policy, "policy LSTM of a recurrent continuous policy")
-        value_cell = _required(model.lstm_value, "value LSTM of a recurrent continuous policy")
-        hidden, policy_memory = _lstm(
-            g, policy_cell, hidden, _input_width(model, 0), g.columns(memory, 0, half)
-        )
-        if value_hidden is None:
-            value_hidden = _stream(g, model, 1, vector)
-        value_hidden, value_memory = _lstm(
-            g, value_cell, value_hidden, _input_width(model, 1), g.columns(memory, half, model.memory_size)
-        )
-        g.output(
-            "recurrent_out",
-            g.op("Concat", [policy_memory, value_memory], axis=1),
-            [_BATCH, model.memory_size],
-        )
+        value_cell = model.lstm_value
+        # [policy c | policy h], then the value cell's [c | h] when it is exported.
+        policy_size = 2 * policy_cell.units
+        hidden, new_memory = _lstm(g, policy_cell, hidden, g.columns(memory, 0, policy_size))
+        if value_cell is not None:
+            if value_hidden is None:
+                value_hidden = _stream(g, model, 1, vector)
+            value_hidden, value_memory = _lstm(
+                g, value_cell, value_hidden, g.columns(memory, policy_size, model.memory_size)
+            )
+            new_memory = g.op("Concat", [new_memory, value_memory], axis=1)
+        g.output("recurrent_out", new_memory, [_BATCH, model.memory_size])
     size = model.action_sizes[0]
     mu = g.dense(hidden, _required(model.mu, "mean layer (mu) of a continuous policy"))
-    clipped = g.op("Clip", [mu, g.const("min", -3.0), g.const("max", 3.0)])
-    g.output("action", g.op("Div", [clipped, g.const("scale", 3.0)]), [_BATCH, size])
+    if model.tanh_squash:
+        action = g.op("Tanh", [mu])
+    else:
+        clipped = g.op("Clip", [mu, g.const("min", -3.0), g.const("max", 3.0)])
+        action = g.op("Div", [clipped, g.const("scale", 3.0)])
+    g.output("action", action, [_BATCH, size])
     g.output("action_mean", mu, [_BATCH, size])
-    log_sigma = _required(model.log_sigma_squared, "log_sigma_squared of a continuous policy")
-    g.output("log_sigma_squared", g.const("log_sigma_squared", log_sigma), [size])
+    if model.log_std is None:
+        log_sigma = _required(model.log_sigma_squared, "log_sigma_squared or log_std of a continuous policy")
+        g.output("log_sigma_squared", g.const("log_sigma_squared", log_sigma), [size])
+    else:
+        low, high = model.log_std_bounds
+        log_std = g.op("Clip", [g.dense(hidden, model.log_std), g.const("min", low), g.const("max", high)])
+        g.output("action_log_std", log_std, [_BATCH, size])
     if value_hidden is not None:
         _value_estimate(g, model, value_hidden)
 
