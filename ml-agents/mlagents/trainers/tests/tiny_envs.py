@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -577,10 +577,12 @@ def ppo_section(**overrides: Any) -> dict[str, Any]:
 @dataclass
 class Training:
     """What a run of :func:`train` left: per brain, every TensorBoard scalar as (step, value) pairs
-    in step order, and every reset the environment received (:attr:`TinyEnvironment.resets`)."""
+    in step order, every reset the environment received (:attr:`TinyEnvironment.resets`), and the
+    trainers as the run left them (brain name -> trainer: their buffers and policies)."""
 
     scalars: dict[str, dict[str, list[tuple[int, float]]]]
     resets: list[tuple[int, dict[str, float]]]
+    trainers: dict[str, Any] = field(default_factory=dict)
 
     def series(self, tag: str, brain: str | None = None) -> list[tuple[int, float]]:
         """The (step, value) pairs of ``tag`` of ``brain`` (default: the only brain trained)."""
@@ -610,7 +612,8 @@ def train(
     every trainer used its ``max_steps`` (saving, exporting and closing the environment at the end,
     as always).
 
-    :returns: the scalars the trainers wrote to ``folder/summaries`` and the environment's resets.
+    :returns: the scalars the trainers wrote to ``folder/summaries``, the environment's resets and
+        the trainers.
     """
     from mlagents.envs.simple_env_manager import SimpleEnvManager
     from mlagents.trainers.components.bc.compatibility import check_demo_paths
@@ -671,4 +674,5 @@ def train(
     return Training(
         scalars={name: read_scalars(summaries / f"tiny_{name}") for name in trainers},
         resets=list(env.resets),
+        trainers=dict(trainers),
     )
