@@ -37,7 +37,7 @@ from mlagents.trainers.exception import UnityPolicyException
 from mlagents.trainers.fast_inference import NumpyPolicyNetwork
 from mlagents.trainers.layers import branch_bounds
 from mlagents.trainers.models import LearningModel
-from mlagents.trainers.settings import ConfigSource, PolicySettings
+from mlagents.trainers.settings import TRAINER_KINDS, ConfigSource, PolicySettings
 
 if TYPE_CHECKING:
     from mlagents.trainers.components.reward_signals import RewardSignal
@@ -92,7 +92,11 @@ class TFPolicy(Policy):
     ) -> None:
         self.seed = int(seed)
         self.brain = brain
-        self.settings = self.settings_class.coerce(trainer_parameters, ConfigSource(brain.brain_name))
+        # Errors in a dict of hyper-parameters name the trainer that reads these settings.
+        trainer_class = TRAINER_KINDS[self.settings_class.default_trainer()].class_path
+        self.settings = self.settings_class.coerce(
+            trainer_parameters, ConfigSource(brain.brain_name, trainer_class=trainer_class)
+        )
         self.load = bool(load) or self.settings.load
         self.trainer_parameters: dict[str, Any] = self.settings.to_dict()
         self.optimizer: tf.Module | None = None

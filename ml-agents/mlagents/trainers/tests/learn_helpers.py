@@ -29,6 +29,8 @@ BUILDS = Path(__file__).resolve().parents[4] / "example-envs" / "builds"
 EXPERT_BASIC = BUILDS.parents[1] / "demos" / "ExpertBasic.demo"
 #: The shipped trainer configuration.
 SHIPPED_CONFIG = BUILDS.parents[1] / "config" / "trainer_config.yaml"
+#: The shipped Soft Actor-Critic configuration.
+SHIPPED_SAC_CONFIG = SHIPPED_CONFIG.with_name("sac_trainer_config.yaml")
 
 #: The BasicLearning section of the shipped config/trainer_config.yaml merged into its default section.
 BASIC_LEARNING: dict[str, Any] = {
@@ -87,10 +89,10 @@ def trainer_config(**changes: Any) -> str:
     return yaml.safe_dump({"default": section}, sort_keys=False)
 
 
-def shipped_config(brain: str, **changes: Any) -> str:
+def shipped_config(brain: str, source: Path = SHIPPED_CONFIG, **changes: Any) -> str:
     """The text of a trainer config file with one ``default`` section: the section of ``brain`` in
-    :data:`SHIPPED_CONFIG` merged into its default section, with ``changes``."""
-    section = merged_section(yaml.safe_load(SHIPPED_CONFIG.read_text()), brain)
+    ``source`` (default :data:`SHIPPED_CONFIG`) merged into its default section, with ``changes``."""
+    section = merged_section(yaml.safe_load(source.read_text()), brain)
     return yaml.safe_dump({"default": {**section, **changes}}, sort_keys=False)
 
 

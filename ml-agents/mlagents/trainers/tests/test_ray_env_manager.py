@@ -33,11 +33,13 @@ from mlagents.example_envs.ports import find_free_port_range
 from mlagents.trainers import learn
 from mlagents.trainers.settings import CommandLineError
 from mlagents.trainers.tests.learn_helpers import (
+    SHIPPED_SAC_CONFIG,
     LearnProcess,
     assert_nothing_left,
     cpu_load,
     finish_ok,
     model_digests,
+    shipped_config,
     summary_scalars,
     trainer_config,
 )
@@ -246,9 +248,15 @@ def test_same_episodes_as_subprocess_manager_across_two_nodes(ray_cluster: RayCl
         assert not process_alive(pid) or os.getsid(pid) != pid, f"build {pid} is still running"
 
 
-def test_learn_on_the_cluster(ray_cluster: RayCluster, tmp_path: Path) -> None:
+@pytest.mark.parametrize("trainer", ["ppo", "sac"])
+def test_learn_on_the_cluster(ray_cluster: RayCluster, tmp_path: Path, trainer: str) -> None:
     config = tmp_path / "config.yaml"
-    config.write_text(trainer_config(max_steps=800, summary_freq=400, buffer_size=256))
+    if trainer == "sac":
+        config.write_text(
+            shipped_config("BasicLearning", source=SHIPPED_SAC_CONFIG, max_steps=800, summary_freq=400)
+        )
+    else:
+        config.write_text(trainer_config(max_steps=800, summary_freq=400, buffer_size=256))
     base_port = find_free_port_range(4)
     run = LearnProcess(
         tmp_path,
