@@ -14,6 +14,10 @@ first with ``set_fast_inference(False)`` (TensorFlow), then with the numpy path,
 so both sides see the same machine load; each figure is the median of the rounds, in CPU time of the
 process (``time.process_time``: all threads, robust to other processes competing for the cores).
 
+A second table sets PPO beside SAC (``config/sac_trainer_config.yaml``'s sections of the same brains):
+the numpy ``get_action`` and the re-read of the numpy copy's weights (``sync``: one TensorFlow call
+for all variables), which SAC pays after every update, once per environment step.
+
 Usage::
 
     python benchmarks/trainer_throughput.py [--rounds 5] [--seconds 0.3] [--networks Basic,3DBall]
@@ -38,10 +42,12 @@ import numpy as np
 
 from mlagents.envs.brain import BrainInfo, BrainParameters
 from mlagents.trainers.ppo.policy import PPOPolicy
+from mlagents.trainers.sac.policy import SACPolicy
 from mlagents.trainers.tests.policy_helpers import make_info  # the tests' BrainInfo builder
 from mlagents.trainers.trainer_util import load_config
 
 CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "config", "trainer_config.yaml")
+SAC_CONFIG = os.path.join(os.path.dirname(CONFIG), "sac_trainer_config.yaml")
 
 # Network -> (brain section of the shipped config, observation size, action sizes, action space).
 NETWORKS: dict[str, tuple[str, int, list[int], str]] = {
@@ -51,15 +57,20 @@ NETWORKS: dict[str, tuple[str, int, list[int], str]] = {
 }
 
 
-def make_policy(network: str, folder: str) -> PPOPolicy:
+def make_policy(network: str, folder: str, sac: bool = False) -> PPOPolicy | SACPolicy:
+    """A training policy of ``network`` with the shipped section of its brain (SAC's with ``sac``)."""
     section, obs_size, actions, space = NETWORKS[network]
-    config = load_config(CONFIG)
+    config = load_config(SAC_CONFIG if sac else CONFIG)
     params = dict(config["default"])
     params.update(config.get(section, {}))
-    params["model_path"] = os.path.join(folder, network)
+    params["model_path"] = os.path.join(folder, f"{network}-sac" if sac else network)
     params["summary_path"] = os.path.join(folder, f"summaries-{network}")
     brain = BrainParameters(section, obs_size, 1, [], actions, [""] * len(actions), space)
-    return PPOPolicy(0, brain, params, is_training=True)
+    return (
+        SACPolicy(0, brain, params, is_training=True)
+        if sac
+        else PPOPolicy(0, brain, params, is_training=True)
+    )
 
 
 def brain_info(policy: PPOPolicy, n: int, rng: np.random.Generator) -> BrainInfo:
@@ -107,6 +118,31 @@ def measure(network: str, batch_sizes: list[int], rounds: int, seconds: float) -
     return rows
 
 
+def measure_sync(network: str, agents: int, rounds: int, seconds: float) -> list[dict[str, Any]]:
+    """PPO and SAC: CPU microseconds of a numpy ``get_action`` of ``agents`` agents and of one
+    re-read of the numpy copy's weights (median of the rounds)."""
+    rng = np.random.default_rng(0)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="trainer-throughput-") as folder:
+        for trainer, sac in (("PPO", False), ("SAC", True)):
+            policy = make_policy(network, folder, sac)
+            network_copy = policy._fast_network
+            assert network_copy is not None, "a vector-only feed-forward network decides in numpy"
+            info = brain_info(policy, agents, rng)
+            decide = lambda p=policy, i=info: p.get_action(i)  # noqa: E731
+            act = [microseconds(decide, seconds) for _ in range(rounds)]
+            sync = [microseconds(network_copy.sync, seconds) for _ in range(rounds)]
+            rows.append(
+                {
+                    "network": network,
+                    "trainer": trainer,
+                    "act": statistics.median(act),
+                    "sync": statistics.median(sync),
+                }
+            )
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -120,10 +156,12 @@ def main() -> None:
     args = parser.parse_args()
     batch_sizes = [int(n) for n in args.batch_sizes.split(",") if n.strip()]
     rows = []
+    sync_rows = []
     for network in [name.strip() for name in args.networks.split(",") if name.strip()]:
         if network not in NETWORKS:
             raise SystemExit(f"unknown network {network!r}: choose from {', '.join(NETWORKS)}")
         rows.extend(measure(network, batch_sizes, args.rounds, args.seconds))
+        sync_rows.extend(measure_sync(network, max(batch_sizes), args.rounds, args.seconds))
     print()
     print("CPU microseconds per call (median of the rounds), training policy (normalizer updates included):")
     print()
@@ -136,6 +174,19 @@ def main() -> None:
             f"| {r['network']} | {r['agents']} | {r['tf_act']:.0f} | {r['np_act']:.0f} | "
             f"{r['tf_act'] / r['np_act']:.1f}x | {r['tf_val']:.0f} | {r['np_val']:.0f} | "
             f"{r['tf_val'] / r['np_val']:.1f}x |"
+        )
+
+    print()
+    print(
+        f"CPU microseconds per call (median of the rounds): numpy get_action of {max(batch_sizes)} agents and "
+        "the weights' re-read after an update (sync), PPO beside SAC:"
+    )
+    print()
+    print("| Network | Trainer | get_action numpy | sync | decision + sync |")
+    print("|---|---|---|---|---|")
+    for r in sync_rows:
+        print(
+            f"| {r['network']} | {r['trainer']} | {r['act']:.0f} | {r['sync']:.0f} | {r['act'] + r['sync']:.0f} |"
         )
 
 

@@ -18,15 +18,20 @@ model's current weights, giving the same outputs as the TensorFlow graph (up to 
 * one value per reward signal and their mean.
 
 Visual observations and recurrent networks are not covered (:func:`unsupported_reason`): the policy
-uses TensorFlow for them. The copy of the weights must be refreshed (:meth:`NumpyPolicyNetwork.sync`)
+uses TensorFlow for them. The copy of the weights must be refreshed (:meth:`NumpyNetwork.sync`)
 whenever the model's variables change outside this class: the policy does it lazily after updates,
-checkpoint loads and exports.
+checkpoint loads and exports. A refresh reads every variable in one traced TensorFlow call (read one
+by one, the variables of a small network cost more than a decision).
+
+:class:`NumpyNetwork` holds what every numpy copy shares (the weights' re-read, the normalizer, the
+value heads); :class:`NumpyPolicyNetwork` is PPO's network, the SAC policy has its own subclass.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Sequence
 from contextlib import nullcontext
 from typing import Any
 
@@ -34,10 +39,11 @@ import numpy as np
 import tensorflow as tf
 
 from mlagents.envs.blas_threads import use_single_blas_thread
+from mlagents.trainers.fixed_signature import FixedSignatureFunction
 from mlagents.trainers.layers import MASK_EPSILON, branch_bounds
 from mlagents.trainers.models import ACTION_CLIP, LearningModel
 
-__all__ = ["NumpyPolicyNetwork", "unsupported_reason"]
+__all__ = ["NumpyNetwork", "NumpyPolicyNetwork", "unsupported_reason"]
 
 LOGGER = logging.getLogger("mlagents.trainers")
 
@@ -63,12 +69,8 @@ def _swish(x: np.ndarray) -> np.ndarray:
     return x * (np.float32(0.5) + np.float32(0.5) * np.tanh(np.float32(0.5) * x))
 
 
-def _read(variable: tf.Variable) -> np.ndarray:
-    return np.array(variable.numpy(), dtype=np.float32)
-
-
 class _Stream:
-    """The dense layers of one observation stream: (kernel, bias) pairs, swish after each."""
+    """The dense layers of one stream: (kernel, bias) pairs, swish after each."""
 
     def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
         self.layers = layers
@@ -79,8 +81,40 @@ class _Stream:
         return x
 
 
-class NumpyPolicyNetwork:
-    """The inference of a feed-forward, vector-only :class:`LearningModel` in numpy.
+#: The variables a numpy copy reads: name -> variables, in an order its ``_load`` knows.
+Weights = dict[str, list[tf.Variable]]
+
+
+def layer_variables(layers: Sequence[Any]) -> list[tf.Variable]:
+    """kernel, bias, kernel, bias, ... of dense layers (:func:`stream_of` pairs them up again)."""
+    return [variable for layer in layers for variable in (layer.kernel, layer.bias)]
+
+
+def stream_of(values: list[np.ndarray]) -> _Stream:
+    """The dense stack of the arrays read for :func:`layer_variables`."""
+    return _Stream([(values[k], values[k + 1]) for k in range(0, len(values), 2)])
+
+
+def head_variables(heads: Sequence[Any]) -> list[tf.Variable]:
+    """The kernels of dense heads, then the biases of those that have one (see :func:`side_by_side`)."""
+    return [head.kernel for head in heads] + [head.bias for head in heads if head.bias is not None]
+
+
+def side_by_side(values: list[np.ndarray], heads: int) -> tuple[np.ndarray, np.ndarray]:
+    """The kernels (and biases) read for :func:`head_variables` of ``heads`` heads concatenated:
+    one matmul gives every head's output."""
+    kernels, biases = values[:heads], values[heads:]
+    bias = np.concatenate(biases) if biases else np.zeros(0, np.float32)
+    return np.concatenate(kernels, axis=1), bias
+
+
+class NumpyNetwork:
+    """What the numpy copies of the networks share: the weights re-read from the model in one
+    TensorFlow call, the normalizer (applied, and updated as :class:`~mlagents.trainers.layers.Normalizer`
+    does), the value heads.
+
+    A subclass names the variables it copies (:meth:`_weights`, read in one traced call by
+    :meth:`sync`) and turns the arrays read back into its layers (:meth:`_load`).
 
     :param model: the network (:func:`unsupported_reason` must be None for it).
     :raises ValueError: the model has visual observations, an LSTM or no vector observation.
@@ -98,20 +132,53 @@ class NumpyPolicyNetwork:
         self.synced = False
         # The networks here are small: BLAS threads would only wait for the environments.
         use_single_blas_thread()
-        self._streams: list[_Stream] = []
-        self._policy_kernel = np.zeros((0, 0), np.float32)
-        self._policy_bias: np.ndarray | None = None
         self._value_kernel = np.zeros((0, 0), np.float32)
         self._value_bias = np.zeros(0, np.float32)
-        self._log_sigma_squared = np.zeros(0, np.float32)
-        self._sigma = np.zeros(0, np.float32)
-        self._sigma_squared = np.zeros(0, np.float32)
-        self._entropy = np.float32(0.0)
         self._mean: np.ndarray | None = None
         self._variance = np.zeros(0, np.float32)
         self._steps = 0
         self._std = np.zeros(0, np.float32)
         self._branches = branch_bounds(self.act_size)  # of the discrete heads
+        weights = self._weights()
+        normalizer = model.normalizer
+
+        def read() -> dict[str, list[tf.Tensor]]:
+            values = {
+                name: [variable.read_value() for variable in variables] for name, variables in weights.items()
+            }
+            if normalizer is not None:
+                # Read through the normalizer's attributes while tracing: the wrapper then writes
+                # statistics staged by the numpy decisions into the variables before every call.
+                statistics = (
+                    normalizer.running_mean,
+                    normalizer.running_variance,
+                    normalizer.normalization_steps,
+                )
+                values["normalizer"] = [variable.read_value() for variable in statistics]
+            return values
+
+        # One call reads every variable (one TensorFlow op per variable read eagerly costs more than
+        # a whole numpy decision; the copy is re-read after every update).
+        self._read_fn = FixedSignatureFunction(read, [])
+
+    def _weights(self) -> Weights:
+        """The variables to copy, by name (each name's list in the order :meth:`_load` reads)."""
+        raise NotImplementedError
+
+    def _load(self, values: dict[str, list[np.ndarray]]) -> None:
+        """Take the arrays read for :meth:`_weights` (same names, same order)."""
+        raise NotImplementedError
+
+    def values(self, vector: np.ndarray) -> dict[str, np.ndarray]:
+        """Value estimate (n,) of each reward signal (no normalizer update)."""
+        raise NotImplementedError
+
+    def inference(
+        self, vector: np.ndarray, action_masks: np.ndarray | None = None, epsilon: np.ndarray | None = None
+    ) -> dict[str, Any]:
+        """The decision outputs for n agents (vector observations not normalized; action masks for
+        discrete control, standard normal noise for continuous control)."""
+        raise NotImplementedError
 
     # ------------------------------------------------------------------ weights
 
@@ -120,39 +187,18 @@ class NumpyPolicyNetwork:
         self.synced = False
 
     def sync(self) -> None:
-        """Copy the model's current weights and normalizer statistics."""
-        model = self.model
-        self._streams = []
-        for encoder in model.vector_encoders:
-            assert encoder is not None  # unsupported_reason: vector-only networks
-            self._streams.append(
-                _Stream([(_read(layer.kernel), _read(layer.bias)) for layer in encoder.layers])
-            )
-        if self.is_continuous:
-            self._policy_kernel = _read(model.mu.kernel)
-            self._policy_bias = _read(model.mu.bias)
-            log_sigma_squared = _read(model.log_sigma_squared)
-            self._log_sigma_squared = log_sigma_squared
-            self._sigma_squared = np.exp(log_sigma_squared)
-            self._sigma = np.sqrt(self._sigma_squared)
-            self._entropy = np.float32(0.5) * np.mean(_LOG_2PI_E + log_sigma_squared, dtype=np.float32)
-        else:
-            # The branches' bias-free layers side by side: one matmul gives the concatenated logits.
-            self._policy_kernel = np.concatenate(
-                [_read(branch.kernel) for branch in model.policy_branches], axis=1
-            )
-            self._policy_bias = None
-        heads = [model.value_heads[name] for name in self.stream_names]
-        self._value_kernel = np.concatenate([_read(head.kernel) for head in heads], axis=1)
-        self._value_bias = np.concatenate([_read(head.bias) for head in heads if head.bias is not None])
-        normalizer = model.normalizer
-        if normalizer is None:
+        """Copy the model's current weights and normalizer statistics (one TensorFlow call)."""
+        values = {name: [np.array(tensor) for tensor in tensors] for name, tensors in self._read_fn().items()}
+        statistics = values.pop("normalizer", None)
+        if statistics is None:
             self._mean = None
         else:
-            self._mean = _read(normalizer.running_mean)
-            self._variance = _read(normalizer.running_variance)
-            self._steps = int(normalizer.normalization_steps.numpy())
+            mean, variance, steps = statistics
+            self._mean = mean
+            self._variance = variance
+            self._steps = int(steps)
             self._refresh_std()
+        self._load(values)
         self.synced = True
 
     def _refresh_std(self) -> None:
@@ -170,6 +216,8 @@ class NumpyPolicyNetwork:
         """Fold the batch mean of ``vector`` (n, size) into the running statistics (the update of
         :class:`~mlagents.trainers.layers.Normalizer`), here and staged for the model's variables."""
         normalizer = self.model.normalizer
+        if not self.synced:
+            self.sync()
         if self._mean is None or normalizer is None or len(vector) == 0:
             return
         batch_mean = np.mean(vector, axis=0, dtype=np.float32)
@@ -184,9 +232,10 @@ class NumpyPolicyNetwork:
         # them (checkpoints, exports, the update step, GAIL's discriminator, a re-sync of this copy).
         normalizer.stage(new_mean, self._variance, self._steps)
 
-    # ------------------------------------------------------------------ forward pass
+    # ------------------------------------------------------------------ value heads
 
     def _values(self, hidden: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """Each signal's value (n,) and their mean, from the value stream's last hidden layer."""
         heads = hidden @ self._value_kernel + self._value_bias
         names = self.stream_names
         if len(names) == 1:  # the mean of one head is the head (x / 1 == x in float32)
@@ -194,6 +243,58 @@ class NumpyPolicyNetwork:
         values = {name: heads[:, k].copy() for k, name in enumerate(names)}
         value = heads.sum(axis=1, dtype=np.float32) / np.float32(len(names))
         return values, value
+
+
+class NumpyPolicyNetwork(NumpyNetwork):
+    """The inference of a feed-forward, vector-only :class:`LearningModel` in numpy.
+
+    :param model: the network (:func:`unsupported_reason` must be None for it).
+    :raises ValueError: the model has visual observations, an LSTM or no vector observation.
+    :ivar synced: False until :meth:`sync` ran (and after :meth:`invalidate`).
+    """
+
+    def __init__(self, model: LearningModel) -> None:
+        self._streams: list[_Stream] = []
+        self._policy_kernel = np.zeros((0, 0), np.float32)
+        self._policy_bias: np.ndarray | None = None
+        self._log_sigma_squared = np.zeros(0, np.float32)
+        self._sigma = np.zeros(0, np.float32)
+        self._sigma_squared = np.zeros(0, np.float32)
+        self._entropy = np.float32(0.0)
+        super().__init__(model)
+
+    # ------------------------------------------------------------------ weights
+
+    def _weights(self) -> Weights:
+        model = self.model
+        weights: Weights = {}
+        for k, encoder in enumerate(model.vector_encoders):
+            assert encoder is not None  # unsupported_reason: vector-only networks
+            weights[f"stream_{k}"] = layer_variables(encoder.layers)
+        if self.is_continuous:
+            weights["mu"] = [model.mu.kernel, model.mu.bias]
+            weights["log_sigma_squared"] = [model.log_sigma_squared]
+        else:
+            # The branches' bias-free layers side by side: one matmul gives the concatenated logits.
+            weights["branches"] = [branch.kernel for branch in model.policy_branches]
+        weights["value_heads"] = head_variables([model.value_heads[name] for name in self.stream_names])
+        return weights
+
+    def _load(self, values: dict[str, list[np.ndarray]]) -> None:
+        self._streams = [stream_of(values[f"stream_{k}"]) for k in range(len(self.model.vector_encoders))]
+        if self.is_continuous:
+            self._policy_kernel, self._policy_bias = values["mu"]
+            (log_sigma_squared,) = values["log_sigma_squared"]
+            self._log_sigma_squared = log_sigma_squared
+            self._sigma_squared = np.exp(log_sigma_squared)
+            self._sigma = np.sqrt(self._sigma_squared)
+            self._entropy = np.float32(0.5) * np.mean(_LOG_2PI_E + log_sigma_squared, dtype=np.float32)
+        else:
+            self._policy_kernel = np.concatenate(values["branches"], axis=1)
+            self._policy_bias = None
+        self._value_kernel, self._value_bias = side_by_side(values["value_heads"], len(self.stream_names))
+
+    # ------------------------------------------------------------------ forward pass
 
     def values(self, vector: np.ndarray) -> dict[str, np.ndarray]:
         """Value estimate (n,) of each reward signal (no normalizer update)."""

@@ -16,13 +16,14 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from mlagents.envs.action_info import ActionInfoOutputs
 from mlagents.envs.brain import AllBrainInfo, BrainInfo, BrainParameters
+from mlagents.envs.timers import hierarchical_timer
 from mlagents.trainers.agent_ids import AgentId, agent_ids
 from mlagents.trainers.buffer import Buffer, Columns
 from mlagents.trainers.components.reward_signals import RewardSignalResult
@@ -70,6 +71,19 @@ def _mean(values: npt.ArrayLike) -> float:
     return float(np.add.reduce(array, axis=None) / array.size)
 
 
+class ReadyTrajectories(NamedTuple):
+    """The trajectories to process after a step (:meth:`RLTrainer.ready_trajectories`)."""
+
+    #: The agents of the step's BrainInfo.
+    agents: list[AgentId]
+    #: Their ``local_done``, bool (n,).
+    dones: np.ndarray
+    #: Their ``max_reached``, bool (n,) (all False when the BrainInfo has none).
+    max_reached: np.ndarray
+    #: The rows whose trajectory is ready, in order.
+    rows: list[int]
+
+
 class RLTrainer(Trainer):
     """Base of the trainers whose policies learn from reward signals (PPO).
 
@@ -82,6 +96,10 @@ class RLTrainer(Trainer):
     :ivar collected_rewards: ``"environment"`` and each signal name -> agent id -> reward sum of the
         current episode (the environment's raw reward, the signals' scaled rewards).
     """
+
+    #: Whether each step keeps the signals' rewards and value estimates (:meth:`reward_output_columns`);
+    #: a trainer that evaluates the rewards again on every mini-batch keeps neither.
+    keeps_rewards: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -151,6 +169,16 @@ class RLTrainer(Trainer):
         )
 
     def add_experiences(
+        self,
+        curr_all_info: AllBrainInfo,
+        next_all_info: AllBrainInfo,
+        take_action_outputs: ActionInfoOutputs,
+    ) -> None:
+        """:meth:`append_transition`, timed under the trainer's class (``PPOTrainer.add_experiences``)."""
+        with hierarchical_timer(f"{type(self).__name__}.add_experiences"):
+            self.append_transition(curr_all_info, next_all_info, take_action_outputs)
+
+    def append_transition(
         self,
         curr_all_info: AllBrainInfo,
         next_all_info: AllBrainInfo,
@@ -299,8 +327,11 @@ class RLTrainer(Trainer):
     ) -> Columns:
         """Each signal's scaled reward (``{name}_rewards``, rows ``agent_next_idx`` of the results) and
         the value estimate of its head (``{name}_value_estimates``, rows ``agent_idx`` of ``values``),
-        as floats (None: all rows, in order)."""
+        as floats (None: all rows, in order); nothing for a trainer that does not keep them
+        (:attr:`keeps_rewards`)."""
         columns: Columns = {}
+        if not self.keeps_rewards:
+            return columns
         for name, result in rewards_out.items():
             rewards = np.asarray(result.scaled_reward, dtype=np.float64).reshape(-1)
             columns[f"{name}_rewards"] = take_rows(rewards, agent_next_idx).tolist()
@@ -345,6 +376,26 @@ class RLTrainer(Trainer):
             collected = self.collected_rewards[name]
             for agent_id, reward in zip(agent_ids, take_rows(rewards, next_idx).astype(np.float64).tolist()):
                 collected[agent_id] += reward
+
+    def ready_trajectories(self, info: BrainInfo, min_length: int) -> ReadyTrajectories:
+        """The trajectories to process after the step ``info``: those of the agents that have at
+        least one step and whose episode ended or that have ``min_length`` steps."""
+        agents = agent_ids(info)
+        dones = np.asarray(info.local_done, dtype=bool).reshape(-1)
+        max_reached = (
+            np.asarray(info.max_reached, dtype=bool).reshape(-1)
+            if info.max_reached is not None
+            else np.zeros(len(agents), dtype=bool)
+        )
+        rows: list[int] = []
+        # dict.get: looking an agent up must not create its buffer or fields (Buffer[...] would).
+        for row, (agent_id, done) in enumerate(zip(agents, dones.tolist())):
+            agent_buffer = dict.get(self.training_buffer, agent_id)
+            actions = None if agent_buffer is None else dict.get(agent_buffer, "actions")
+            length = 0 if actions is None else len(actions)
+            if length > 0 and (done or length >= min_length):
+                rows.append(row)
+        return ReadyTrajectories(agents, dones, max_reached, rows)
 
     # ------------------------------------------------------------------ episodes
 

@@ -29,15 +29,19 @@ import tensorflow as tf
 from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.brain import BrainInfo, BrainParameters
 from mlagents.envs.policy import Policy
+from mlagents.envs.timers import hierarchical_timer
 from mlagents.trainers import export
 from mlagents.trainers.agent_ids import agent_ids
 from mlagents.trainers.buffer import MiniBatch, float_images
 from mlagents.trainers.checkpoints import CheckpointStore, NoReadableCheckpoint
+from mlagents.trainers.components.bc.module import BCModule
+from mlagents.trainers.components.reward_signals.reward_signal_factory import create_reward_signal
 from mlagents.trainers.exception import UnityPolicyException
-from mlagents.trainers.fast_inference import NumpyPolicyNetwork
+from mlagents.trainers.fast_inference import NumpyNetwork, NumpyPolicyNetwork, unsupported_reason
+from mlagents.trainers.fixed_signature import FixedSignatureFunction
 from mlagents.trainers.layers import branch_bounds
-from mlagents.trainers.models import LearningModel
-from mlagents.trainers.settings import TRAINER_KINDS, ConfigSource, PolicySettings
+from mlagents.trainers.models import EncoderType, LearningModel
+from mlagents.trainers.settings import TRAINER_KINDS, ConfigSource, PolicySettings, RLSettings
 
 if TYPE_CHECKING:
     from mlagents.trainers.components.reward_signals import RewardSignal
@@ -68,6 +72,15 @@ class TFPolicy(Policy):
     """
 
     settings_class: ClassVar[type[PolicySettings]] = PolicySettings
+    # The traced entry points every subclass builds (decisions, value estimates, updates).
+    _inference_fn: FixedSignatureFunction
+    _tf_value_fn: FixedSignatureFunction
+    _update_fn: FixedSignatureFunction
+    #: The pretraining module of :meth:`_create_learning_parts` (a policy whose network the module's
+    #: loss does not fit names its own).
+    pretraining_class: ClassVar[type[BCModule]] = BCModule
+    #: The numpy copy of the network made by :meth:`_create_fast_network`.
+    fast_network_class: ClassVar[type[NumpyNetwork]] = NumpyPolicyNetwork
     model: LearningModel
 
     #: The graph node names v0.9 exported when present (its public class attribute, kept for code
@@ -102,6 +115,8 @@ class TFPolicy(Policy):
         self.optimizer: tf.Module | None = None
         # Name -> the reward signals the policy learns from (none for a policy that learns otherwise).
         self.reward_signals: dict[str, RewardSignal] = {}
+        # Behavioural cloning from demonstrations after each update (a ``pretraining`` section).
+        self.bc_module: BCModule | None = None
         self.use_recurrent = self.settings.use_recurrent
         self.normalize = self.settings.normalize
         self.use_continuous_act = brain.vector_action_space_type == "continuous"
@@ -118,7 +133,83 @@ class TFPolicy(Policy):
         self._unwritten_steps = 0
         # The numpy copy of the network for decisions and value estimates (None: TensorFlow only);
         # subclasses that can use one create it with their TensorFlow functions.
-        self._fast_network: NumpyPolicyNetwork | None = None
+        self._fast_network: NumpyNetwork | None = None
+        self._use_numpy = False
+        # True when learning: the normalizer folds in the observations of every decision.
+        self.is_training = False
+        # The decision functions are timed under the subclass's name (``PPOPolicy.numpy_inference``).
+        self._timer_prefix = type(self).__name__
+
+    # ------------------------------------------------------------------ construction
+
+    def _network_arguments(self) -> dict[str, Any]:
+        """The arguments the settings (:class:`~mlagents.trainers.settings.RLSettings`) give every
+        reinforcement-learning network (``PPOModel``, ``SACModel``): learning rate, sizes, the
+        normalizer, the memory, the seed, one value head per reward signal, the visual encoder."""
+        settings = self.settings
+        assert isinstance(settings, RLSettings)
+        return {
+            "lr": settings.learning_rate,
+            "h_size": settings.hidden_units,
+            "max_step": settings.max_steps,
+            "normalize": self.normalize,
+            "use_recurrent": self.use_recurrent,
+            "num_layers": settings.num_layers,
+            "m_size": self.m_size,
+            "seed": self.seed,
+            "stream_names": list(settings.reward_signals),
+            "vis_encode_type": EncoderType(settings.vis_encode_type),
+        }
+
+    def _create_learning_parts(self, default_num_epoch: int) -> None:
+        """Create what the settings (:class:`~mlagents.trainers.settings.RLSettings`) add to the
+        network :attr:`model`: a reward signal per entry of ``reward_signals``, and with a
+        ``pretraining`` section the pretraining module :attr:`bc_module` (a ``pretraining_class``:
+        ``batch_size`` and ``num_epoch`` default to the policy's ``batch_size`` and
+        ``default_num_epoch``)."""
+        settings = self.settings
+        assert isinstance(settings, RLSettings)
+        self.reward_signals = {
+            name: create_reward_signal(self, self.model, name, signal_settings)
+            for name, signal_settings in settings.reward_signals.items()
+        }
+        if settings.pretraining is not None:
+            self.bc_module = self.pretraining_class(
+                self,
+                settings.pretraining,
+                policy_learning_rate=settings.learning_rate,
+                default_batch_size=settings.batch_size,
+                default_num_epoch=default_num_epoch,
+                seed=self.seed,
+            )
+
+    def _create_fast_network(self) -> None:
+        """Decide in numpy (a ``fast_network_class`` copy of the network) when the network allows it
+        (:func:`~mlagents.trainers.fast_inference.unsupported_reason`), with TensorFlow otherwise."""
+        name = type(self).__name__
+        reason = unsupported_reason(self.model)
+        if reason is None:
+            self._fast_network = self.fast_network_class(self.model)
+            LOGGER.debug("Brain %s decides in numpy (%s.numpy_inference).", self.brain.brain_name, name)
+        else:
+            LOGGER.debug(
+                "Brain %s decides in TensorFlow (%s.tensorflow_inference): its network has %s.",
+                self.brain.brain_name,
+                name,
+                reason,
+            )
+        self.set_fast_inference(self._fast_network is not None)
+
+    def set_fast_inference(self, enabled: bool) -> None:
+        """Decide and estimate values with the numpy copy of the network (``True``, when the network
+        allows it) or with TensorFlow (``False``). Both give the same outputs; numpy is the default
+        for vector-only feed-forward networks, where it is several times faster."""
+        self._use_numpy = bool(enabled) and self._fast_network is not None
+
+    @property
+    def inference_path(self) -> str:
+        """``"numpy"`` or ``"tensorflow"``: how decisions and value estimates are computed."""
+        return "numpy" if self._use_numpy else "tensorflow"
 
     # ------------------------------------------------------------------ decisions
 
@@ -142,6 +233,37 @@ class TFPolicy(Policy):
             value=run_out.get("value"),
             outputs=run_out,
         )
+
+    def numpy_inference(self, feed: dict[str, np.ndarray], epsilon: np.ndarray | None) -> dict[str, Any]:
+        """The network's decision outputs computed in numpy (the subclass's ``evaluate`` reads them);
+        while training, the normalizer then folds the observations in, like the TensorFlow inference."""
+        with hierarchical_timer(f"{self._timer_prefix}.numpy_inference"):
+            network = self._fast_network
+            assert network is not None
+            vector = feed["vector_observation"]
+            out = network.inference(vector, feed.get("action_masks"), epsilon)
+            if self.is_training:
+                network.update_normalizer(vector)
+            return out
+
+    def tensorflow_inference(self, feed: dict[str, np.ndarray], epsilon: np.ndarray | None) -> dict[str, Any]:
+        """The network's decision outputs from the TensorFlow graph (``_inference_fn`` of the
+        observation feed, and of the noise unless None), as numpy arrays."""
+        with hierarchical_timer(f"{self._timer_prefix}.tensorflow_inference"):
+            out = self._inference_fn(feed) if epsilon is None else self._inference_fn(feed, epsilon)
+            if self.is_training and self.model.normalizer is not None:
+                self.weights_changed()  # the graph updated the normalizer
+            return {
+                key: {name: v.numpy() for name, v in value.items()}
+                if isinstance(value, dict)
+                else value.numpy()
+                for key, value in out.items()
+            }
+
+    def tracing_counts(self) -> dict[str, int]:
+        """How often each tf.function was traced (1 each after warm-up: no retracing per batch size)."""
+        functions = {"inference": self._inference_fn, "value": self._tf_value_fn, "update": self._update_fn}
+        return {name: fn.tracing_count() for name, fn in functions.items()}
 
     @cached_property
     def _branch_bounds(self) -> tuple[tuple[int, int], ...]:
@@ -332,16 +454,25 @@ class TFPolicy(Policy):
 
     # ------------------------------------------------------------------ saving and loading
 
+    def _optimizers(self) -> dict[str, tf.Module]:
+        """The network's optimizers by checkpoint name (their moments continue with ``--load``)."""
+        return {} if self.optimizer is None else {"optimizer": self.optimizer}
+
     def _checkpoint_objects(self) -> dict[str, tf.Module]:
-        objects: dict[str, tf.Module] = {"model": self.model}
-        if self.optimizer is not None:
-            objects["optimizer"] = self.optimizer
+        # The reward signals' networks and optimizers are saved and restored with the policy's.
+        objects: dict[str, tf.Module] = {"model": self.model, **self._optimizers()}
+        for name, signal in self.reward_signals.items():
+            for key, trackable in signal.checkpoint_objects().items():
+                objects[f"{name}_{key}"] = trackable
         return objects
 
     def _optional_checkpoint_objects(self) -> dict[str, tf.Module]:
         """Objects saved with the checkpoint but restored only when the checkpoint holds them (a
-        component added to a run that saved without it starts afresh)."""
-        return {}
+        component added to a run that saved without it starts afresh): the pretraining optimizer's
+        moments and step count."""
+        if self.bc_module is None:
+            return {}
+        return {"pretraining_optimizer": self.bc_module.model.optimizer}
 
     @property
     def checkpoint_store(self) -> CheckpointStore:

@@ -34,11 +34,7 @@ from mlagents.envs.timers import timed
 from mlagents.trainers.adam import Adam
 from mlagents.trainers.agent_ids import agent_ids
 from mlagents.trainers.buffer import MiniBatch
-from mlagents.trainers.components.bc.module import BCModule
-from mlagents.trainers.components.reward_signals.reward_signal_factory import create_reward_signal
-from mlagents.trainers.fast_inference import NumpyPolicyNetwork, unsupported_reason
 from mlagents.trainers.fixed_signature import FixedSignatureFunction
-from mlagents.trainers.models import EncoderType
 from mlagents.trainers.ppo.models import PPOModel
 from mlagents.trainers.settings import PPOSettings
 from mlagents.trainers.tf_policy import TFPolicy
@@ -46,17 +42,6 @@ from mlagents.trainers.tf_policy import TFPolicy
 LOGGER = logging.getLogger("mlagents.trainers")
 
 __all__ = ["PPOPolicy"]
-
-
-class _PretrainingModule(BCModule):
-    """The pretraining module of a PPO policy: its updates change the policy's weights, so after each
-    the policy's numpy copy is refreshed."""
-
-    def update(self) -> dict[str, float]:
-        try:
-            return super().update()
-        finally:
-            self.policy.weights_changed()
 
 
 class PPOPolicy(TFPolicy):
@@ -92,53 +77,14 @@ class PPOPolicy(TFPolicy):
         settings = self.settings
         self.is_training = bool(is_training)
         self.model = PPOModel(
-            brain,
-            lr=settings.learning_rate,
-            h_size=settings.hidden_units,
-            epsilon=settings.epsilon,
-            beta=settings.beta,
-            max_step=settings.max_steps,
-            normalize=self.normalize,
-            use_recurrent=self.use_recurrent,
-            num_layers=settings.num_layers,
-            m_size=self.m_size,
-            seed=self.seed,
-            stream_names=list(settings.reward_signals),
-            vis_encode_type=EncoderType(settings.vis_encode_type),
+            brain, epsilon=settings.epsilon, beta=settings.beta, **self._network_arguments()
         )
-        self.reward_signals = {
-            name: create_reward_signal(self, self.model, name, signal_settings)
-            for name, signal_settings in settings.reward_signals.items()
-        }
         self.optimizer = Adam(self.model.trainable_variables)
-        # Pretraining (behavioural cloning from demonstrations) after every PPO update.
-        self.bc_module: BCModule | None = None
-        if settings.pretraining is not None:
-            self.bc_module = _PretrainingModule(
-                self,
-                settings.pretraining,
-                policy_learning_rate=settings.learning_rate,
-                default_batch_size=settings.batch_size,
-                default_num_epoch=settings.num_epoch,
-                seed=self.seed,
-            )
+        # Reward signals, and pretraining (behavioural cloning) after every PPO update.
+        self._create_learning_parts(default_num_epoch=settings.num_epoch)
         self._build_functions()
         if self.load:
             self._load_graph()
-
-    def _optional_checkpoint_objects(self) -> dict[str, tf.Module]:
-        # The pretraining optimizer's moments and step count continue with --load.
-        if self.bc_module is None:
-            return {}
-        return {"pretraining_optimizer": self.bc_module.model.optimizer}
-
-    def _checkpoint_objects(self) -> dict[str, tf.Module]:
-        # The reward signals' networks and optimizers are saved and restored with the policy's.
-        objects = super()._checkpoint_objects()
-        for name, signal in self.reward_signals.items():
-            for key, trackable in signal.checkpoint_objects().items():
-                objects[f"{name}_{key}"] = trackable
-        return objects
 
     # ------------------------------------------------------------------ tf.functions
 
@@ -185,17 +131,7 @@ class PPOPolicy(TFPolicy):
             )
 
         self._update_fn = self._build_update_function()
-        reason = unsupported_reason(model)
-        if reason is None:
-            self._fast_network = NumpyPolicyNetwork(model)
-            LOGGER.debug("Brain %s decides in numpy (PPOPolicy.numpy_inference).", self.brain.brain_name)
-        else:
-            LOGGER.debug(
-                "Brain %s decides in TensorFlow (PPOPolicy.tensorflow_inference): its network has %s.",
-                self.brain.brain_name,
-                reason,
-            )
-        self.set_fast_inference(self._fast_network is not None)
+        self._create_fast_network()
 
     def update_signature(self) -> dict[str, tf.TensorSpec]:
         """The inputs of the update step (:meth:`update_feed`'s keys), the batch dimension open."""
@@ -229,17 +165,9 @@ class PPOPolicy(TFPolicy):
         return FixedSignatureFunction(update_step, [self.update_signature()])
 
     def set_fast_inference(self, enabled: bool) -> None:
-        """Decide and estimate values with the numpy copy of the network (``True``, when the network
-        allows it) or with TensorFlow (``False``). Both give the same outputs; numpy is the default
-        for vector-only feed-forward networks, where it is several times faster."""
-        self._use_numpy = bool(enabled) and self._fast_network is not None
+        super().set_fast_inference(enabled)
         # The value function of get_batched_value_estimates: feed -> name -> (n,) values.
         self._value_fn = self.numpy_values if self._use_numpy else self.tensorflow_values
-
-    @property
-    def inference_path(self) -> str:
-        """``"numpy"`` or ``"tensorflow"``: how decisions and value estimates are computed."""
-        return "numpy" if self._use_numpy else "tensorflow"
 
     def _inference_outputs(self, out: dict[str, Any]) -> dict[str, Any]:
         result = {
@@ -256,11 +184,6 @@ class PPOPolicy(TFPolicy):
         if self.use_recurrent:
             result["memory_out"] = out["memory_out"]
         return result
-
-    def tracing_counts(self) -> dict[str, int]:
-        """How often each tf.function was traced (1 each after warm-up: no retracing per batch size)."""
-        functions = {"inference": self._inference_fn, "value": self._tf_value_fn, "update": self._update_fn}
-        return {name: fn.tracing_count() for name, fn in functions.items()}
 
     # ------------------------------------------------------------------ decisions
 
@@ -297,29 +220,6 @@ class PPOPolicy(TFPolicy):
         if self.use_recurrent:
             run_out["memory_out"] = out["memory_out"]
         return run_out
-
-    @timed
-    def numpy_inference(self, feed: dict[str, np.ndarray], epsilon: np.ndarray | None) -> dict[str, Any]:
-        """The network's decision outputs computed in numpy (see :meth:`evaluate`); while training,
-        the normalizer then folds the observations in, like the TensorFlow inference."""
-        network = self._fast_network
-        assert network is not None
-        vector = feed["vector_observation"]
-        out = network.inference(vector, feed.get("action_masks"), epsilon)
-        if self.is_training:
-            network.update_normalizer(vector)
-        return out
-
-    @timed
-    def tensorflow_inference(self, feed: dict[str, np.ndarray], epsilon: np.ndarray | None) -> dict[str, Any]:
-        """The network's decision outputs from the TensorFlow graph, as numpy arrays."""
-        out = self._inference_fn(feed) if epsilon is None else self._inference_fn(feed, epsilon)
-        if self.is_training and self.model.normalizer is not None:
-            self.weights_changed()  # the graph updated the normalizer
-        return {
-            key: {name: v.numpy() for name, v in value.items()} if isinstance(value, dict) else value.numpy()
-            for key, value in out.items()
-        }
 
     @timed
     def numpy_values(self, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from mlagents.envs.action_info import ActionInfoOutputs
 from mlagents.envs.brain import AllBrainInfo, BrainInfo, BrainParameters
 from mlagents.envs.timers import timed
 from mlagents.trainers.agent_ids import agent_ids
@@ -174,12 +173,6 @@ class PPOTrainer(RLTrainer):
         return columns
 
     @timed
-    def add_experiences(
-        self, curr_all_info: AllBrainInfo, next_all_info: AllBrainInfo, take_action_outputs: ActionInfoOutputs
-    ) -> None:
-        super().add_experiences(curr_all_info, next_all_info, take_action_outputs)
-
-    @timed
     def process_experiences(self, current_info: AllBrainInfo, new_info: AllBrainInfo) -> None:
         """Process the trajectories that ended (episode end) or are long enough (time horizon).
 
@@ -188,19 +181,8 @@ class PPOTrainer(RLTrainer):
         episodes add to the statistics.
         """
         info = new_info[self.brain_name]
-        agents = agent_ids(info)
-        dones = np.asarray(info.local_done, dtype=bool).reshape(-1)
-        max_reached = (
-            np.asarray(info.max_reached, dtype=bool).reshape(-1) if info.max_reached is not None else None
-        )
-        ready: list[int] = []
-        # dict.get: looking an agent up must not create its buffer or fields (Buffer[...] would).
-        for row, (agent_id, done) in enumerate(zip(agents, dones.tolist())):
-            agent_buffer = dict.get(self.training_buffer, agent_id)
-            actions = None if agent_buffer is None else dict.get(agent_buffer, "actions")
-            length = 0 if actions is None else len(actions)
-            if length > 0 and (done or length > self.time_horizon):
-                ready.append(row)
+        # More than time_horizon steps: 0.9's rule for PPO.
+        agents, dones, max_reached, ready = self.ready_trajectories(info, self.time_horizon + 1)
         if not ready:
             return
         if not self.is_training:
@@ -214,7 +196,7 @@ class PPOTrainer(RLTrainer):
         terminal: list[bool] = []
         for row in ready:
             agent_id = agents[row]
-            reached = bool(max_reached[row]) if max_reached is not None else False
+            reached = bool(max_reached[row])
             last_info = self.training_buffer[agent_id].last_brain_info
             if reached and last_info is not None:
                 # The episode was cut by the agent's step limit: bootstrap from the state in which the

@@ -113,7 +113,50 @@ def _stream_width(model: LearningModel, encoders: Sequence[VisualEncoder]) -> in
     return sum(enc.out_size for enc in encoders) + model.vec_obs_size
 
 
-class ValueNetwork(tf.Module):
+class _HeadsNetwork(tf.Module):
+    """A dense encoder (``encoder``), an optional LSTM (``lstm``) and one dense head per reward
+    signal (``heads``): the part the value network and the Q networks share."""
+
+    def __init__(
+        self,
+        in_size: int,
+        h_size: int,
+        num_layers: int,
+        memory_size: int,
+        stream_names: Sequence[str],
+        outputs: int,
+        init: Initializer,
+        name: str,
+        layers_name: str | None = None,
+    ) -> None:
+        """The layers are named after ``layers_name`` (default ``name``): ``{layers_name}_encoder``,
+        ``lstm_{layers_name}``, ``{signal}_{layers_name}``; ``memory_size`` is the length of the
+        LSTM state (0: feed-forward), ``outputs`` the values of each head."""
+        super().__init__(name=name)
+        name = name if layers_name is None else layers_name
+        self.encoder = VectorEncoder(in_size, h_size, num_layers, init, name=f"{name}_encoder")
+        width = self.encoder.out_size
+        self.lstm = LSTMCell(width, memory_size // 2, init, name=f"lstm_{name}") if memory_size else None
+        if self.lstm is not None:
+            width = self.lstm.units
+        self.heads = {
+            stream: Dense(width, outputs, init, ("glorot",), use_bias=True, name=f"{stream}_{name}")
+            for stream in stream_names
+        }
+
+    def _heads(
+        self, x: tf.Tensor, memory: tf.Tensor | None, sequence_length: int
+    ) -> tuple[dict[str, tf.Tensor], tf.Tensor | None]:
+        """Per signal (n, outputs), and the new LSTM state (None when feed-forward)."""
+        hidden = self.encoder(x)
+        memory_out = None
+        if self.lstm is not None:
+            assert memory is not None
+            hidden, memory_out = self.lstm(hidden, memory, sequence_length)
+        return {name: head(hidden) for name, head in self.heads.items()}, memory_out
+
+
+class ValueNetwork(_HeadsNetwork):
     """Observation encoders, the value encoder, an optional LSTM and one value head per signal
     (the critic's value part, and the target network: two instances with identical layouts, so
     their variables pair up in order).
@@ -131,18 +174,14 @@ class ValueNetwork(tf.Module):
         init: Initializer,
         name: str,
     ) -> None:
-        super().__init__(name=name)
-        self.visual_encoders = _observation_encoders(model, h_size, encode_type, init, "critic")
-        self.stream_width = _stream_width(model, self.visual_encoders)
-        self.encoder = VectorEncoder(self.stream_width, h_size, num_layers, init, name="value_encoder")
-        width = self.encoder.out_size
-        self.lstm = LSTMCell(width, memory_size // 2, init, name="lstm_value") if memory_size else None
-        if self.lstm is not None:
-            width = self.lstm.units
-        self.heads = {
-            name: Dense(width, 1, init, ("glorot",), use_bias=True, name=f"{name}_value")
-            for name in model.stream_names
-        }
+        # The camera encoders' weights are drawn first, then the dense layers'.
+        visual_encoders = _observation_encoders(model, h_size, encode_type, init, "critic")
+        stream_width = _stream_width(model, visual_encoders)
+        super().__init__(
+            stream_width, h_size, num_layers, memory_size, model.stream_names, 1, init, name, "value"
+        )
+        self.visual_encoders = visual_encoders
+        self.stream_width = stream_width
 
     def stream(
         self, inputs: Tensors, vector: tf.Tensor | None, prefix: str = "visual_observation_"
@@ -154,50 +193,19 @@ class ValueNetwork(tf.Module):
         self, stream: tf.Tensor, memory: tf.Tensor | None, sequence_length: int
     ) -> tuple[dict[str, tf.Tensor], tf.Tensor | None]:
         """Value (n,) of each signal, and the new LSTM state (None when feed-forward)."""
-        hidden = self.encoder(stream)
-        memory_out = None
-        if self.lstm is not None:
-            assert memory is not None
-            hidden, memory_out = self.lstm(hidden, memory, sequence_length)
-        return {name: head(hidden)[:, 0] for name, head in self.heads.items()}, memory_out
+        heads, memory_out = self._heads(stream, memory, sequence_length)
+        return {name: value[:, 0] for name, value in heads.items()}, memory_out
 
 
-class QNetwork(tf.Module):
+class QNetwork(_HeadsNetwork):
     """One Q network: dense encoder over the critic's stream (and the action, for continuous
     control), optional LSTM, one head per signal with ``outputs`` values."""
-
-    def __init__(
-        self,
-        in_size: int,
-        h_size: int,
-        num_layers: int,
-        memory_size: int,
-        stream_names: Sequence[str],
-        outputs: int,
-        init: Initializer,
-        name: str,
-    ) -> None:
-        super().__init__(name=name)
-        self.encoder = VectorEncoder(in_size, h_size, num_layers, init, name=f"{name}_encoder")
-        width = self.encoder.out_size
-        self.lstm = LSTMCell(width, memory_size // 2, init, name=f"lstm_{name}") if memory_size else None
-        if self.lstm is not None:
-            width = self.lstm.units
-        self.heads = {
-            stream: Dense(width, outputs, init, ("glorot",), use_bias=True, name=f"{stream}_{name}")
-            for stream in stream_names
-        }
 
     def __call__(
         self, x: tf.Tensor, memory: tf.Tensor | None, sequence_length: int
     ) -> tuple[dict[str, tf.Tensor], tf.Tensor | None]:
         """Per signal (n, outputs), and the new LSTM state (None when feed-forward)."""
-        hidden = self.encoder(x)
-        memory_out = None
-        if self.lstm is not None:
-            assert memory is not None
-            hidden, memory_out = self.lstm(hidden, memory, sequence_length)
-        return {name: head(hidden) for name, head in self.heads.items()}, memory_out
+        return self._heads(x, memory, sequence_length)
 
 
 class CriticNetwork(tf.Module):

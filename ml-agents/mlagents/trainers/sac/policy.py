@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 import tensorflow as tf
 
-from mlagents.envs.blas_threads import use_single_blas_thread
 from mlagents.envs.brain import BrainInfo, BrainParameters
 from mlagents.envs.timers import timed
 from mlagents.trainers import export
@@ -40,10 +39,17 @@ from mlagents.trainers.adam import Adam
 from mlagents.trainers.agent_ids import agent_ids
 from mlagents.trainers.buffer import MiniBatch, float_images
 from mlagents.trainers.components.bc.module import BCModule
-from mlagents.trainers.components.reward_signals.reward_signal_factory import create_reward_signal
+from mlagents.trainers.fast_inference import (
+    NumpyNetwork,
+    Weights,
+    head_variables,
+    layer_variables,
+    side_by_side,
+    stream_of,
+)
 from mlagents.trainers.fixed_signature import FixedSignatureFunction
-from mlagents.trainers.layers import MASK_EPSILON, branch_bounds
-from mlagents.trainers.models import EncoderType, Tensors
+from mlagents.trainers.layers import MASK_EPSILON
+from mlagents.trainers.models import Tensors
 from mlagents.trainers.sac.models import EPSILON, LOG_STD_MAX, LOG_STD_MIN, SACModel
 from mlagents.trainers.settings import SACSettings
 from mlagents.trainers.tf_policy import TFPolicy
@@ -65,100 +71,58 @@ _HALF_LOG_2PI_E = np.float32(0.5 * math.log(2.0 * math.pi * math.e))
 _LOG_2PI = np.float32(math.log(2.0 * math.pi))
 
 
-def _swish(x: np.ndarray) -> np.ndarray:
-    return x * (np.float32(0.5) + np.float32(0.5) * np.tanh(np.float32(0.5) * x))
-
-
-def _read(variable: tf.Variable) -> np.ndarray:
-    return np.array(variable.numpy(), dtype=np.float32)
-
-
-class NumpySACNetwork:
+class NumpySACNetwork(NumpyNetwork):
     """The decisions of a feed-forward, vector-only :class:`SACModel` in numpy (the same outputs as
     its ``inference``, up to float32 rounding), over a copy of the weights re-read after each change
     (:meth:`invalidate`). While training, the normalizer's running update is computed here and staged
     in the model's normalizer (written into its variables before anything reads them)."""
 
+    model: SACModel
+
     def __init__(self, model: SACModel) -> None:
-        if model.vis_obs_shapes or model.use_recurrent or model.vec_obs_size == 0:
-            raise ValueError("NumpySACNetwork covers feed-forward networks over vector observations only")
-        self.model = model
-        self.synced = False
-        self._branches = branch_bounds(model.act_size)
-        use_single_blas_thread()
+        self._policy = stream_of([])
+        self._value = stream_of([])
+        super().__init__(model)
 
-    def invalidate(self) -> None:
-        self.synced = False
-
-    def sync(self) -> None:
+    def _weights(self) -> Weights:
         model = self.model
-        self._policy = [(_read(d.kernel), _read(d.bias)) for d in model.policy_encoder.layers]
         value = model.critic.value
-        self._value = [(_read(d.kernel), _read(d.bias)) for d in value.encoder.layers]
-        heads = [value.heads[name] for name in model.stream_names]
-        self._value_kernel = np.concatenate([_read(h.kernel) for h in heads], axis=1)
-        self._value_bias = np.concatenate([_read(h.bias) for h in heads if h.bias is not None])
-        if model.is_continuous:
-            self._mu = (_read(model.mu.kernel), _read(model.mu.bias))
-            self._log_std = (_read(model.log_std.kernel), _read(model.log_std.bias))
+        weights: Weights = {
+            "policy": layer_variables(model.policy_encoder.layers),
+            "value": layer_variables(value.encoder.layers),
+            "value_heads": head_variables([value.heads[name] for name in self.stream_names]),
+        }
+        if self.is_continuous:
+            weights["mu"] = [model.mu.kernel, model.mu.bias]
+            weights["log_std"] = [model.log_std.kernel, model.log_std.bias]
         else:
-            self._logits = np.concatenate([_read(b.kernel) for b in model.policy_branches], axis=1)
-        normalizer = model.normalizer
-        self._mean: np.ndarray | None = None
-        if normalizer is not None:
-            self._mean = _read(normalizer.running_mean)
-            self._variance = _read(normalizer.running_variance)
-            self._steps = int(normalizer.normalization_steps.numpy())
-            self._std = np.sqrt(self._variance / (np.float32(self._steps) + np.float32(1.0)))
-        self.synced = True
+            weights["logits"] = [branch.kernel for branch in model.policy_branches]
+        return weights
 
-    def _normalized(self, vector: np.ndarray) -> np.ndarray:
-        if self._mean is None:
-            return vector
-        return np.clip((vector - self._mean) / self._std, np.float32(-5.0), np.float32(5.0))
-
-    def update_normalizer(self, vector: np.ndarray) -> None:
-        """Fold the batch mean of ``vector`` into the statistics (the Normalizer's update)."""
-        normalizer = self.model.normalizer
-        if not self.synced:
-            self.sync()
-        if self._mean is None or normalizer is None or len(vector) == 0:
-            return
-        batch_mean = np.mean(vector, axis=0, dtype=np.float32)
-        steps = np.float32(self._steps) + np.float32(1.0)
-        mean = self._mean
-        new_mean = mean + (batch_mean - mean) / steps
-        self._variance = self._variance + (batch_mean - new_mean) * (batch_mean - mean)
-        self._mean = new_mean
-        self._steps += 1
-        self._std = np.sqrt(self._variance / (np.float32(self._steps) + np.float32(1.0)))
-        normalizer.stage(new_mean, self._variance, self._steps)
-
-    def _values(self, x: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
-        hidden = x
-        for kernel, bias in self._value:
-            hidden = _swish(hidden @ kernel + bias)
-        heads = hidden @ self._value_kernel + self._value_bias
-        names = self.model.stream_names
-        values = {name: heads[:, k].copy() for k, name in enumerate(names)}
-        return values, heads.sum(axis=1, dtype=np.float32) / np.float32(len(names))
+    def _load(self, values: dict[str, list[np.ndarray]]) -> None:
+        self._policy = stream_of(values["policy"])
+        self._value = stream_of(values["value"])
+        self._value_kernel, self._value_bias = side_by_side(values["value_heads"], len(self.stream_names))
+        if self.is_continuous:
+            self._mu = (values["mu"][0], values["mu"][1])
+            self._log_std = (values["log_std"][0], values["log_std"][1])
+        else:
+            self._logits = np.concatenate(values["logits"], axis=1)
 
     def values(self, vector: np.ndarray) -> dict[str, np.ndarray]:
         if not self.synced:
             self.sync()
-        return self._values(self._normalized(np.asarray(vector, dtype=np.float32)))[0]
+        return self._values(self._value(self.normalized(np.asarray(vector, dtype=np.float32))))[0]
 
     def inference(
-        self, vector: np.ndarray, action_masks: np.ndarray | None, epsilon: np.ndarray | None
+        self, vector: np.ndarray, action_masks: np.ndarray | None = None, epsilon: np.ndarray | None = None
     ) -> dict[str, Any]:
         """``action`` (continuous) or ``log_probs`` (discrete, masked), ``entropy``, ``value_heads``,
         ``value`` of n agents."""
         if not self.synced:
             self.sync()
-        x = self._normalized(np.asarray(vector, dtype=np.float32))
-        hidden = x
-        for kernel, bias in self._policy:
-            hidden = _swish(hidden @ kernel + bias)
+        x = self.normalized(np.asarray(vector, dtype=np.float32))
+        hidden = self._policy(x)
         out: dict[str, Any] = {}
         if self.model.is_continuous:
             assert epsilon is not None
@@ -191,7 +155,7 @@ class NumpySACNetwork:
                 parts.append(log_probs)
             out["log_probs"] = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
             out["entropy"] = entropy
-        out["value_heads"], out["value"] = self._values(x)
+        out["value_heads"], out["value"] = self._values(self._value(x))
         return out
 
 
@@ -201,16 +165,10 @@ class _PretrainingModule(BCModule):
     control, the cross-entropy of the policy's probabilities against the expert's one-hot actions
     for discrete control. Its own Adam updates the policy's weights; the numpy copy is then refreshed."""
 
-    def _build_function(self) -> None:
+    def update_step(self) -> Callable[[Tensors, tf.Tensor], tf.Tensor]:
         policy = self.policy
         model = policy.model
         assert isinstance(model, SACModel)
-        spec = dict(model.input_signature())
-        if model.is_continuous:
-            spec["expert_action"] = tf.TensorSpec([None, model.act_size[0]], tf.float32)
-            spec["epsilon"] = tf.TensorSpec([1, model.act_size[0]], tf.float32)
-        else:
-            spec["expert_action"] = tf.TensorSpec([None, len(model.act_size)], tf.int32)
         sequence_length = policy.sequence_length
         optimizer = self.model.optimizer
         variables = model.trainable_variables
@@ -228,13 +186,7 @@ class _PretrainingModule(BCModule):
         def update(batch: Tensors, learning_rate: tf.Tensor) -> tf.Tensor:
             return optimizer.minimize(lambda: {"loss": loss(batch)}, variables, learning_rate)["loss"]
 
-        self._update_fn = FixedSignatureFunction(update, [spec, tf.TensorSpec([], tf.float32)])
-
-    def update(self) -> dict[str, float]:
-        try:
-            return super().update()
-        finally:
-            self.policy.weights_changed()
+        return update
 
 
 class SACPolicy(TFPolicy):
@@ -251,6 +203,8 @@ class SACPolicy(TFPolicy):
     """
 
     settings_class = SACSettings
+    pretraining_class = _PretrainingModule
+    fast_network_class = NumpySACNetwork
     settings: SACSettings
     model: SACModel
 
@@ -267,73 +221,41 @@ class SACPolicy(TFPolicy):
         self.is_training = bool(is_training)
         self.model = SACModel(
             brain,
-            lr=settings.learning_rate,
-            h_size=settings.hidden_units,
             init_entcoef=settings.init_entcoef,
-            max_step=settings.max_steps,
-            normalize=self.normalize,
-            use_recurrent=self.use_recurrent,
-            num_layers=settings.num_layers,
-            m_size=self.m_size,
-            seed=self.seed,
-            stream_names=list(settings.reward_signals),
             tau=settings.tau,
             gammas=[signal.gamma for signal in settings.reward_signals.values()],
-            vis_encode_type=EncoderType(settings.vis_encode_type),
-        )
-        self.reward_signals = {
-            name: create_reward_signal(self, self.model, name, signal_settings)
-            for name, signal_settings in settings.reward_signals.items()
-        }
-        # Signals that do not use terminal states bootstrap through episode ends (no survivor bonus
-        # for curiosity or GAIL from ending episodes early).
-        self.model.use_dones_in_backup.assign(
-            [1.0 if signal.use_terminal_states else 0.0 for signal in self.reward_signals.values()]
+            **self._network_arguments(),
         )
         self.policy_optimizer = Adam(self.model.policy_variables, name="sac_policy_opt")
         self.value_optimizer = Adam(self.model.critic_variables, name="sac_value_opt")
         self.entropy_optimizer = Adam([self.model.log_ent_coef], name="sac_entropy_opt")
         # The update noise has a stream of its own, apart from the one that samples the actions.
         self.update_rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(5,)))
-        self.bc_module: BCModule | None = None
-        if settings.pretraining is not None:
-            self.bc_module = _PretrainingModule(
-                self,
-                settings.pretraining,
-                policy_learning_rate=settings.learning_rate,
-                default_batch_size=settings.batch_size,
-                default_num_epoch=1,
-                seed=self.seed,
-            )
+        self._create_learning_parts(default_num_epoch=1)
+        # Signals that do not use terminal states bootstrap through episode ends (no survivor bonus
+        # for curiosity or GAIL from ending episodes early).
+        self.model.use_dones_in_backup.assign(
+            [1.0 if signal.use_terminal_states else 0.0 for signal in self.reward_signals.values()]
+        )
+        if self.bc_module is not None:
             # One mini-batch of demonstrations per update, not a pass over all of them.
-            if settings.pretraining.samples_per_update:
+            if self.bc_module.settings.samples_per_update:
                 LOGGER.warning(
                     "Pretraining: samples_per_update is not a valid setting for SAC; it is ignored."
                 )
             self.bc_module.samples_per_update = settings.batch_size
-        self._fast_network: NumpySACNetwork | None = None  # type: ignore[assignment]
         self._build_functions()
         if self.load:
             self._load_graph()
 
     # ------------------------------------------------------------------ checkpoints
 
-    def _checkpoint_objects(self) -> dict[str, tf.Module]:
-        objects: dict[str, tf.Module] = {
-            "model": self.model,
+    def _optimizers(self) -> dict[str, tf.Module]:
+        return {
             "policy_optimizer": self.policy_optimizer,
             "value_optimizer": self.value_optimizer,
             "entropy_optimizer": self.entropy_optimizer,
         }
-        for name, signal in self.reward_signals.items():
-            for key, trackable in signal.checkpoint_objects().items():
-                objects[f"{name}_{key}"] = trackable
-        return objects
-
-    def _optional_checkpoint_objects(self) -> dict[str, tf.Module]:
-        if self.bc_module is None:
-            return {}
-        return {"pretraining_optimizer": self.bc_module.model.optimizer}
 
     # ------------------------------------------------------------------ tf.functions
 
@@ -387,23 +309,7 @@ class SACPolicy(TFPolicy):
         self._update_fn = FixedSignatureFunction(
             update_step, [model.update_signature(), tf.TensorSpec([], tf.float32)]
         )
-        if not (model.vis_obs_shapes or model.use_recurrent or model.vec_obs_size == 0):
-            self._fast_network = NumpySACNetwork(model)  # type: ignore[assignment]
-        self._use_numpy = self._fast_network is not None
-
-    def set_fast_inference(self, enabled: bool) -> None:
-        """Decide in numpy (``True``, when the network allows it) or with TensorFlow (``False``)."""
-        self._use_numpy = bool(enabled) and self._fast_network is not None
-
-    @property
-    def inference_path(self) -> str:
-        """``"numpy"`` or ``"tensorflow"``: how decisions are computed."""
-        return "numpy" if self._use_numpy else "tensorflow"
-
-    def tracing_counts(self) -> dict[str, int]:
-        """How often each tf.function was traced (1 each: no retracing per batch size)."""
-        functions = {"inference": self._inference_fn, "value": self._tf_value_fn, "update": self._update_fn}
-        return {name: fn.tracing_count() for name, fn in functions.items()}
+        self._create_fast_network()
 
     # ------------------------------------------------------------------ decisions
 
@@ -418,12 +324,7 @@ class SACPolicy(TFPolicy):
             else np.zeros((n, 1), dtype=np.float32)
         )
         if self._use_numpy:
-            network = self._fast_network
-            assert network is not None
-            vector = feed["vector_observation"]
-            out = network.inference(vector, feed.get("action_masks"), epsilon)
-            if self.is_training:
-                network.update_normalizer(vector)
+            out = self.numpy_inference(feed, epsilon)
         else:
             out = self.tensorflow_inference(feed, epsilon)
         run_out: dict[str, Any] = {
@@ -440,17 +341,6 @@ class SACPolicy(TFPolicy):
         if self.use_recurrent:
             run_out["memory_out"] = out["memory_out"]
         return run_out
-
-    @timed
-    def tensorflow_inference(self, feed: dict[str, np.ndarray], epsilon: np.ndarray) -> dict[str, Any]:
-        """The network's decision outputs from the TensorFlow graph, as numpy arrays."""
-        out = self._inference_fn(feed, epsilon)
-        if self.is_training and self.model.normalizer is not None:
-            self.weights_changed()
-        return {
-            key: {name: v.numpy() for name, v in value.items()} if isinstance(value, dict) else value.numpy()
-            for key, value in out.items()
-        }
 
     def get_value_estimates(self, brain_info: BrainInfo, idx: int, done: bool) -> dict[str, float]:
         """Value estimate of each head for agent ``idx`` of ``brain_info`` (0 after a true episode end

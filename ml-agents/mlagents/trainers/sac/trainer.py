@@ -40,12 +40,11 @@ from typing import Any
 
 import numpy as np
 
-from mlagents.envs.action_info import ActionInfoOutputs
 from mlagents.envs.brain import AllBrainInfo, BrainInfo, BrainParameters
 from mlagents.envs.timers import timed
 from mlagents.trainers.agent_ids import AgentId, agent_ids
 from mlagents.trainers.buffer import Columns, MiniBatch
-from mlagents.trainers.rl_trainer import RewardSignalResults, RLTrainer, Rows, take_rows
+from mlagents.trainers.rl_trainer import RLTrainer, Rows, take_rows
 from mlagents.trainers.sac.policy import SACPolicy
 from mlagents.trainers.sac.replay_buffer import ReplayBuffer
 from mlagents.trainers.settings import SACSettings
@@ -75,6 +74,8 @@ class SACTrainer(RLTrainer):
     """
 
     settings_class = SACSettings
+    # The rewards are evaluated again on every mini-batch, and no value estimate is kept.
+    keeps_rewards = False
     settings: SACSettings
     policy: SACPolicy
     #: The steps the mini-batches are drawn from.
@@ -168,42 +169,15 @@ class SACTrainer(RLTrainer):
         """The actions taken (``actions``) of the agents at rows ``agent_idx``."""
         return {"actions": take_rows(take_action_outputs["action"], agent_idx)}
 
-    def reward_output_columns(
-        self,
-        rewards_out: RewardSignalResults,
-        values: dict[str, np.ndarray],
-        agent_idx: Rows,
-        agent_next_idx: Rows,
-    ) -> Columns:
-        """Nothing: the rewards are evaluated again on every mini-batch, and no value estimate is kept."""
-        return {}
-
-    @timed
-    def add_experiences(
-        self, curr_all_info: AllBrainInfo, next_all_info: AllBrainInfo, take_action_outputs: ActionInfoOutputs
-    ) -> None:
-        super().add_experiences(curr_all_info, next_all_info, take_action_outputs)
-
     @timed
     def process_experiences(self, current_info: AllBrainInfo, new_info: AllBrainInfo) -> None:
         """Move the steps of the agents whose episode ended or that have ``time_horizon`` steps to the
         replay buffer (when training), with the step-limit rule of the module docstring."""
         info = new_info[self.brain_name]
-        agents = agent_ids(info)
-        dones = np.asarray(info.local_done, dtype=bool).reshape(-1)
-        max_reached = (
-            np.asarray(info.max_reached, dtype=bool).reshape(-1)
-            if info.max_reached is not None
-            else np.zeros(len(agents), dtype=bool)
-        )
-        for row, agent_id in enumerate(agents):
-            # dict.get: looking an agent up must not create its buffer or fields (Buffer[...] would).
-            agent_buffer = dict.get(self.training_buffer, agent_id)
-            actions = None if agent_buffer is None else dict.get(agent_buffer, "actions")
-            length = 0 if actions is None else len(actions)
-            if length == 0 or not (dones[row] or length >= self.time_horizon):
-                continue
-            assert agent_buffer is not None
+        agents, dones, max_reached, ready = self.ready_trajectories(info, self.time_horizon)
+        for row in ready:
+            agent_id = agents[row]
+            agent_buffer = self.training_buffer[agent_id]
             if self.is_training:
                 last_info = agent_buffer.last_brain_info
                 if max_reached[row] and last_info is not None:

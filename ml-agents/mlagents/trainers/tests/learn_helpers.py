@@ -249,6 +249,15 @@ def assert_nothing_left(ports: Iterable[int] = (), pgid: int | None = None, time
     assert left == [], f"processes were left behind: {left}"
 
 
+def assert_stopped_before_any_build(status: int, err: str, message: str, marker: Path) -> None:
+    """``mlagents-learn`` failed with exactly one ``ERROR:`` line holding ``message``, no traceback,
+    and never started a build (the ``marker`` of :func:`python_that_notes` is missing)."""
+    errors = [line for line in err.splitlines() if line.startswith("ERROR:")]
+    assert status == 1 and "Traceback" not in err and len(errors) == 1, err[-3000:]
+    assert message in errors[0], errors[0]
+    assert not marker.exists(), "a build was started"
+
+
 def python_that_notes(folder: Path) -> tuple[Path, Path]:
     """An interpreter for the build launcher (``$MLAGENTS_PYTHON``) that notes every use in a file:
     (the interpreter script, the file), the file exists only if something tried to start a build."""

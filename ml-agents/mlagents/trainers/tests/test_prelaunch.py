@@ -16,7 +16,13 @@ from mlagents.trainers.demo_loader import DemonstrationNotFoundError
 from mlagents.trainers.exception import UnityTrainerException
 from mlagents.trainers.prelaunch import check_before_launch, check_demo_paths
 from mlagents.trainers.settings import TrainerConfig
-from mlagents.trainers.tests.learn_helpers import BASIC_LEARNING, leftovers, python_that_notes, run_learn
+from mlagents.trainers.tests.learn_helpers import (
+    BASIC_LEARNING,
+    assert_stopped_before_any_build,
+    leftovers,
+    python_that_notes,
+    run_learn,
+)
 
 REPO = Path(__file__).resolve().parents[4]
 BUILDS = REPO / "example-envs" / "builds"
@@ -161,10 +167,7 @@ def test_signal_errors_come_before_the_build_starts(
     signal_config(tmp_path, signals)
     port = free_port_range(2)
     status, out, err = learn_basic(tmp_path, port)
-    errors = [line for line in err.splitlines() if line.startswith("ERROR:")]
-    assert status == 1 and "Traceback" not in err and len(errors) == 1, err[-3000:]
-    assert message in errors[0], errors[0]
-    assert not marker.exists(), "a build was started"
+    assert_stopped_before_any_build(status, err, message, marker)
     assert "Academy" not in out + err and leftovers(range(port, port + 2)) == []
 
 

@@ -24,6 +24,7 @@ from mlagents.trainers.tests.tiny_envs import (
     TinyEnvironment,
     Training,
     VisualGoal,
+    sac_section,
     train,
 )
 
@@ -32,32 +33,6 @@ pytestmark = pytest.mark.slow
 #: The demonstrations of the PPO tests (the goal line's and the corridor's expert, and a random
 #: player on each), recorded once per module.
 demos = test_simple_rl.demos
-
-
-def sac_section(**overrides: Any) -> dict[str, Any]:
-    """A ``trainer: sac`` section with a tiny network, updated at every step from the first batch."""
-    section: dict[str, Any] = {
-        "trainer": "sac",
-        "batch_size": 32,
-        "buffer_size": 2000,
-        "buffer_init_steps": 0,
-        "hidden_units": 16,
-        "init_entcoef": 0.1,
-        "learning_rate": 3.0e-3,
-        "max_steps": 1000,
-        "memory_size": 16,
-        "normalize": False,
-        "num_update": 1,
-        "num_layers": 1,
-        "time_horizon": 16,
-        "sequence_length": 4,
-        "summary_freq": 100,
-        "tau": 0.01,
-        "use_recurrent": False,
-        "reward_signals": {"extrinsic": {"strength": 1.0, "gamma": 0.9}},
-    }
-    section.update(overrides)
-    return section
 
 
 def run(

@@ -16,7 +16,8 @@ import yaml
 
 from mlagents.envs.brain import BrainInfo, BrainParameters
 from mlagents.example_envs import describe_build, example_names
-from mlagents.trainers.buffer import Buffer
+from mlagents.trainers.sac.policy import SACPolicy
+from mlagents.trainers.sac.trainer import SACTrainer
 from mlagents.trainers.settings import (
     REWARD_SIGNAL_NUM_UPDATE,
     MissingHyperParameterError,
@@ -24,8 +25,15 @@ from mlagents.trainers.settings import (
     TrainerConfig,
     TrainerSettingsError,
 )
-from mlagents.trainers.tests.learn_helpers import BUILDS, leftovers, python_that_notes, run_learn
-from mlagents.trainers.tests.policy_helpers import make_brain, small_ppo_params
+from mlagents.trainers.tests.learn_helpers import (
+    BUILDS,
+    assert_stopped_before_any_build,
+    leftovers,
+    python_that_notes,
+    run_learn,
+)
+from mlagents.trainers.tests.policy_helpers import make_brain
+from mlagents.trainers.tests.tiny_envs import sac_section as tiny_sac_section
 from mlagents.trainers.trainer_util import load_trainer_config
 
 REPO = Path(__file__).resolve().parents[4]
@@ -151,6 +159,17 @@ def test_reward_signal_num_update_is_no_signal_and_round_trips() -> None:
         )
 
 
+def test_a_sac_policy_from_a_dict_without_max_steps_names_the_sac_trainer(tmp_path: Path) -> None:
+    params = tiny_sac_section(model_path=str(tmp_path / "model"), summary_path=str(tmp_path / "summaries"))
+    del params["max_steps"]
+    brain = make_brain("3DBallLearning", 8, [2], "continuous")
+    with pytest.raises(MissingHyperParameterError) as error:
+        SACPolicy(0, brain, params, is_training=True)
+    assert str(error.value).startswith(
+        f"The hyper-parameter max_steps could not be found for the {SAC_TRAINER} trainer of brain 3DBallLearning"
+    ), str(error.value)
+
+
 BASIC = BUILDS / "Basic.x86_64"
 
 
@@ -185,10 +204,7 @@ def test_mlagents_learn_stops_at_a_malformed_sac_section_before_any_build_starts
     status, out, err = run_learn(
         tmp_path, "config.yaml", f"--env={BASIC}", "--num-envs=2", f"--base-port={port}", "--train"
     )
-    errors = [line for line in err.splitlines() if line.startswith("ERROR:")]
-    assert status == 1 and "Traceback" not in err and len(errors) == 1, err[-3000:]
-    assert message in errors[0], errors[0]
-    assert not marker.exists(), "a build was started"
+    assert_stopped_before_any_build(status, err, message, marker)
     assert leftovers(range(port, port + 2)) == []
 
 
@@ -214,56 +230,59 @@ def step_info(rng: np.random.Generator, brain: BrainParameters) -> BrainInfo:
     )
 
 
-def replay_bytes_per_step(brain: BrainParameters, steps: int, folder: Path, chunk: int = 500) -> float:
-    """Bytes the update buffer holds per stored step (traced Python allocations, numpy's included)
-    once ``steps`` steps of one agent were collected in trajectories of ``chunk`` steps with the
-    columns of an off-policy trainer: the experience columns (observations, ``masks``, ``done``,
-    ``action_mask``, ``prev_action``), the action taken (float32, as the policy outputs it) and
-    ``environment_rewards`` (floats)."""
-    from mlagents.trainers.ppo.trainer import PPOTrainer
-
-    trainer = PPOTrainer(brain, 1, small_ppo_params(folder), True, False, 0, "run")
+def replay_bytes_per_step(
+    brain: BrainParameters, steps: int, folder: Path, chunk: int = 500
+) -> tuple[float, float]:
+    """What the SAC trainer's replay buffer holds per stored step once one agent took ``steps``
+    steps (decided by the trainer's policy) in trajectories of ``chunk`` steps (``time_horizon``),
+    all through the trainer's own collection (``add_experiences``, ``process_experiences``): the
+    buffer's bytes per step (:meth:`ReplayBuffer.bytes_per_step`), and the traced Python
+    allocations (numpy's included) held afterwards per step."""
+    params = tiny_sac_section(
+        time_horizon=chunk, buffer_size=steps, batch_size=steps + 1, max_steps=10 * steps
+    )
+    params.update(model_path=str(folder / "model"), summary_path=str(folder / "summaries"))
+    trainer = SACTrainer(brain, 1, params, True, False, 0, "run")
     rng = np.random.default_rng(0)
-    width = brain.vector_action_space_size[0] if brain.vector_action_space_type == "continuous" else 4
-    buffer = Buffer()
+    name = brain.brain_name
     current = step_info(rng, brain)
+    trainer.policy.evaluate(current)  # the first decision builds what every later one reuses
     gc.collect()
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        for step in range(steps):
+        for _ in range(steps):
             following = step_info(rng, brain)
-            columns = trainer.experience_columns(current, following, None, None)
-            columns["actions"] = rng.normal(size=(1, width)).astype(np.float32)
-            columns["environment_rewards"] = list(following.rewards or [])
-            buffer.append_rows(["a"], columns, {"action_mask": 1})
+            outputs = trainer.policy.evaluate(current)
+            trainer.add_experiences({name: current}, {name: following}, outputs)
+            trainer.process_experiences({name: current}, {name: following})
             current = following
-            if (step + 1) % chunk == 0:
-                buffer.append_update_buffer("a", training_length=1)
-                buffer.reset_local_buffers()
-        del current, following, columns
+        del current, following, outputs
         gc.collect()
         held = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()
-    assert buffer.update_buffer.num_experiences() == steps
-    return held / steps
+    replay = trainer.replay_buffer
+    assert len(replay) == steps
+    return replay.bytes_per_step(), held / steps
 
 
 @pytest.mark.slow
 def test_replay_buffer_bytes_per_stored_step(tmp_path: Path) -> None:
-    """What a replay buffer of ``buffer_size`` steps costs.
+    """What a replay buffer of ``buffer_size`` steps costs, filled by the SAC trainer.
 
-    3DBall (8 float observations, 2 continuous actions): 89 bytes of float32/bool data a step
-    (vector_obs and next_vector_in 2 x 32, actions 8, prev_action 8, masks 4,
-    environment_rewards 4, done 1); measured 637 bytes, every step being one numpy object per
-    field (an array view or a scalar) behind a list slot. A 84x84 colour camera scene (discrete
-    actions 3, 3, 3, 2 as VisualFoodCollector): one 21168-byte uint8 image a step (``visual_obs``
-    and ``next_visual_obs`` share the rows of one trajectory, which adds one image), measured
-    21925 bytes with trajectories of 300 steps (21861 with trajectories of 1000)."""
+    3DBall (8 float observations, 2 continuous actions): 89 bytes a step (vector_obs and
+    next_vector_in 2 x 32, actions 8, prev_action 8, masks 4, environment_rewards 4, done 1), and
+    nothing much beside the columns. A 84x84 colour camera scene (discrete actions 3, 3, 3, 2 as
+    VisualFoodCollector): one 21168-byte uint8 frame a step, ``visual_obs`` and ``next_visual_obs``
+    sharing the frames of a trajectory (one more frame per trajectory of 300 steps). Beside the
+    buffer the trainer holds about 75 (3DBall) to 125 (camera) bytes a step until the next summary:
+    the statistics of every decision (entropy, value estimates) as Python floats."""
     ball = make_brain("3DBallLearning", 8, [2], "continuous")
-    vector = replay_bytes_per_step(ball, 2000, tmp_path / "ball")
-    assert 89 < vector < 720, vector
+    row, held = replay_bytes_per_step(ball, 2000, tmp_path / "ball")
+    assert row == 89.0, row
+    assert row <= held < row + 150, held
     food = make_brain("VisualBananaLearning", 0, [3, 3, 3, 2], "discrete", [(84, 84, False)])
-    camera = replay_bytes_per_step(food, 600, tmp_path / "food", chunk=300)
-    assert 84 * 84 * 3 < camera < 84 * 84 * 3 + 1000, camera
+    row, held = replay_bytes_per_step(food, 600, tmp_path / "food", chunk=300)
+    assert 84 * 84 * 3 < row < 84 * 84 * 3 + 1000, row
+    assert row <= held < row + 150, held

@@ -39,6 +39,7 @@ Imported as ``mlagents.trainers.tests.tiny_envs``.
 
 from __future__ import annotations
 
+import copy
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
@@ -547,29 +548,38 @@ def record_demo(
 # ---------------------------------------------------------------------------------------- harness
 
 
+#: What the tiny sections of every trainer share: one layer of 16 units, mini-batches of 32, a
+#: summary every 100 steps, 1000 steps, the extrinsic signal alone.
+TINY_SECTION: dict[str, Any] = {
+    "batch_size": 32,
+    "hidden_units": 16,
+    "learning_rate": 3.0e-3,
+    "max_steps": 1000,
+    "memory_size": 16,
+    "normalize": False,
+    "num_layers": 1,
+    "time_horizon": 16,
+    "sequence_length": 4,
+    "summary_freq": 100,
+    "use_recurrent": False,
+    "reward_signals": {"extrinsic": {"strength": 1.0, "gamma": 0.9}},
+}
+
+
 def ppo_section(**overrides: Any) -> dict[str, Any]:
-    """A complete ``trainer: ppo`` section with a tiny network (one layer of 16 units), a buffer of
-    256 steps, mini-batches of 32 and a summary every 100 steps; ``overrides`` replace entries."""
-    section: dict[str, Any] = {
-        "trainer": "ppo",
-        "batch_size": 32,
-        "beta": 5.0e-3,
-        "buffer_size": 256,
-        "epsilon": 0.2,
-        "hidden_units": 16,
-        "lambd": 0.95,
-        "learning_rate": 3.0e-3,
-        "max_steps": 1000,
-        "memory_size": 16,
-        "normalize": False,
-        "num_epoch": 3,
-        "num_layers": 1,
-        "time_horizon": 16,
-        "sequence_length": 4,
-        "summary_freq": 100,
-        "use_recurrent": False,
-        "reward_signals": {"extrinsic": {"strength": 1.0, "gamma": 0.9}},
-    }
+    """A complete ``trainer: ppo`` section with a tiny network (:data:`TINY_SECTION`) and a buffer
+    of 256 steps; ``overrides`` replace entries."""
+    section: dict[str, Any] = {"trainer": "ppo", **copy.deepcopy(TINY_SECTION)}
+    section.update(beta=5.0e-3, buffer_size=256, epsilon=0.2, lambd=0.95, num_epoch=3)
+    section.update(overrides)
+    return section
+
+
+def sac_section(**overrides: Any) -> dict[str, Any]:
+    """A complete ``trainer: sac`` section with a tiny network (:data:`TINY_SECTION`), updated at
+    every step from the first batch; ``overrides`` replace entries."""
+    section: dict[str, Any] = {"trainer": "sac", **copy.deepcopy(TINY_SECTION)}
+    section.update(buffer_size=2000, buffer_init_steps=0, init_entcoef=0.1, num_update=1, tau=0.01)
     section.update(overrides)
     return section
 

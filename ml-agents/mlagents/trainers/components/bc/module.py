@@ -12,6 +12,7 @@ After every PPO update the policy also takes behavioural-cloning steps on the de
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -24,6 +25,7 @@ from mlagents.trainers.fixed_signature import FixedSignatureFunction
 from mlagents.trainers.settings import PretrainingSettings
 
 if TYPE_CHECKING:
+    from mlagents.trainers.models import Tensors
     from mlagents.trainers.tf_policy import TFPolicy
 
 LOGGER = logging.getLogger("mlagents.trainers")
@@ -86,18 +88,31 @@ class BCModule:
             spec["epsilon"] = tf.TensorSpec([1, model.act_size[0]], tf.float32)
         else:
             spec["expert_action"] = tf.TensorSpec([None, len(model.act_size)], tf.int32)
-        update = self.model.update_function(self.policy.sequence_length)
-        self._update_fn = FixedSignatureFunction(update, [spec, tf.TensorSpec([], tf.float32)])
+        self._update_fn = FixedSignatureFunction(self.update_step(), [spec, tf.TensorSpec([], tf.float32)])
+
+    def update_step(self) -> Callable[[Tensors, tf.Tensor], tf.Tensor]:
+        """``update(batch, learning_rate) -> loss``, one step on a mini-batch of demonstrations (the
+        batch: the policy's inputs, ``expert_action`` and, for continuous control, ``epsilon``);
+        :class:`~mlagents.trainers.components.bc.model.BCModel`'s loss unless a policy's module
+        overrides it."""
+        return self.model.update_function(self.policy.sequence_length)
 
     def learning_rate(self) -> float:
         """The learning rate at the policy's current step."""
         return self.model.learning_rate_value(self.policy.step_count())
 
     def update(self) -> dict[str, float]:
-        """The pretraining steps after a PPO update (see the module docstring).
+        """The pretraining steps after a PPO update (see the module docstring); they change the
+        policy's weights, so its numpy copy is refreshed afterwards.
 
         :returns: ``{"Losses/Pretraining Loss": mean loss}`` (0 when nothing was trained).
         """
+        try:
+            return self._update()
+        finally:
+            self.policy.weights_changed()
+
+    def _update(self) -> dict[str, float]:
         self.current_lr = self.learning_rate()
         if self.current_lr <= 0.0:
             return {PRETRAINING_LOSS_TAG: 0.0}
