@@ -1,7 +1,6 @@
 """A model trained by a short mlagents-learn run: exported as .nn and .onnx, filmed at its
 checkpoints (--video-freq), and run by the build's inference brain."""
 
-import math
 import subprocess
 from pathlib import Path
 
@@ -11,7 +10,7 @@ from tensorboard.backend.event_processing import event_accumulator
 
 from mlagents.envs.environment import UnityEnvironment
 from mlagents.trainers.ppo.policy import PPOPolicy
-from mlagents.trainers.tests.episode_helpers import episode_rewards
+from mlagents.trainers.tests.episode_helpers import episode_rewards, rewards_in_build, within_noise
 from mlagents.trainers.tests.learn_helpers import (
     BASIC_LEARNING,
     BUILDS,
@@ -97,13 +96,6 @@ def python_policy_rewards(cwd: Path, port: int) -> list[float]:
         env.close()
 
 
-def within_noise(a: list[float], b: list[float]) -> bool:
-    """The two means differ by less than four standard errors of their difference (plus 0.05 for
-    samples that happen to have almost no spread)."""
-    error = math.sqrt(np.var(a, ddof=1) / len(a) + np.var(b, ddof=1) / len(b))
-    return abs(float(np.mean(a)) - float(np.mean(b))) < 4.0 * error + 0.05
-
-
 def test_the_build_runs_the_model_as_python_does(trained, free_port_range):
     """The exported model acting inside the build (``--model``, its brain broadcast so that Python
     sees the rewards) earns what the trained policy earns acting through Python."""
@@ -111,19 +103,7 @@ def test_the_build_runs_the_model_as_python_does(trained, free_port_range):
     port = free_port_range(2)
     through_python = python_policy_rewards(cwd, port)
     model = cwd / "models" / "basic-0" / "BasicLearning.nn"
-    env = UnityEnvironment(
-        str(BASIC),
-        worker_id=0,
-        base_port=port + 1,
-        seed=11,
-        no_graphics=True,
-        args=["--model", f"BasicLearning={model}", "--broadcast", "BasicLearning"],
-    )
-    try:
-        assert env.external_brain_names == []
-        in_build = episode_rewards(env, "BasicLearning", None, EPISODES)  # Basic has one agent
-    finally:
-        env.close()
+    in_build = rewards_in_build(BASIC, "BasicLearning", model, port + 1, EPISODES)  # Basic has one agent
     assert_nothing_left([port, port + 1])
     # A random policy averages far below (about 0.1 to 0.3); the trained one about 0.9.
     assert np.mean(through_python) > 0.6, through_python

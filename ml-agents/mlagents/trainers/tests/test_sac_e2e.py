@@ -10,8 +10,14 @@ runs of the same seed are the same run, and a build killed during SAC training i
 import json
 import re
 
+import numpy as np
 import pytest
+import yaml
 
+from mlagents.envs.environment import UnityEnvironment
+from mlagents.trainers.sac.policy import SACPolicy
+from mlagents.trainers.settings import merged_section, parse_trainer_settings
+from mlagents.trainers.tests.episode_helpers import episode_rewards, rewards_in_build, within_noise
 from mlagents.trainers.tests.learn_helpers import (
     BUILDS,
     SHIPPED_SAC_CONFIG,
@@ -37,6 +43,7 @@ pytestmark = [
 ]
 
 FIRST_RUN_STEPS = 2000
+EPISODES = 10
 SUMMARY_FREQ = 500
 SAC_TAGS = (
     "Losses/Value Loss",
@@ -63,9 +70,9 @@ def first_run(tmp_path_factory, free_port_range):
     cwd = tmp_path_factory.mktemp("sac")
     (cwd / "config.yaml").write_text(basic_sac_config(FIRST_RUN_STEPS, save_replay_buffer=True))
     port = free_port_range(2)
-    run = LearnProcess(
-        cwd, *learn_args(BASIC, base_port=port, run_id="sac", num_envs=2, seed=2, extra=["--save-freq=1000"])
-    )
+    # --deterministic: the outcome (the rewards checked below) is a function of the seed alone.
+    extra = ["--save-freq=1000", "--deterministic"]
+    run = LearnProcess(cwd, *learn_args(BASIC, base_port=port, run_id="sac", num_envs=2, seed=2, extra=extra))
     return cwd, finish_ok(run, [port, port + 1], timeout=200)
 
 
@@ -75,7 +82,7 @@ def test_console_checkpoints_and_exports(first_run):
     steps = [float(step) for step in re.findall(r"BasicLearning: Step: ([\d.]+)\. ", output)]
     # A summary every 500 steps, at the step count (two workers may carry it one step past).
     assert [int(step) // SUMMARY_FREQ for step in steps] == [1, 2, 3, 4], output[-3000:]
-    # Basic's large goal within 2000 steps (this seed: -0.06, 0.44, 0.54, 0.94 on 2026-12-05).
+    # Basic's large goal within 2000 steps (this seed: 0.265, 0.784, 0.826, 0.94 on 2026-12-05).
     mean_rewards = [
         float(m)
         for m in re.findall(
@@ -103,6 +110,33 @@ def test_tensorboard_has_the_sac_tags(first_run):
     assert [value for _, value in scalars["Policy/Learning Rate"]] == pytest.approx(
         [3.0e-4] * len(scalars["Policy/Learning Rate"])
     )
+
+
+def test_the_build_plays_the_exported_model_at_the_policys_reward(first_run, free_port_range):
+    """The exported SAC model acting inside the build (``--model``) earns what the trained policy
+    earns acting through Python (its last checkpoint, sampling its actions)."""
+    cwd, _ = first_run
+    port = free_port_range(2)
+    env = UnityEnvironment(str(BASIC), worker_id=0, base_port=port, seed=11, no_graphics=True)
+    try:
+        section = merged_section(yaml.safe_load(SHIPPED_SAC_CONFIG.read_text()), "BasicLearning")
+        settings = parse_trainer_settings(section, "BasicLearning").with_run_paths(
+            summary_path=str(cwd / "summaries" / "check"),
+            model_path=str(cwd / "models" / "sac-0" / "BasicLearning"),
+            keep_checkpoints=5,
+        )
+        policy = SACPolicy(11, env.brains["BasicLearning"], settings, is_training=False, load=True)
+        through_python = episode_rewards(
+            env, "BasicLearning", lambda info: policy.get_action(info).action, EPISODES
+        )
+    finally:
+        env.close()
+    model = cwd / "models" / "sac-0" / "BasicLearning.nn"
+    in_build = rewards_in_build(BASIC, "BasicLearning", model, port + 1, EPISODES)
+    assert_nothing_left([port, port + 1])
+    # A random policy averages below 0.3; the trained one 0.94 at its last summary.
+    assert np.mean(through_python) > 0.8, through_python
+    assert within_noise(through_python, in_build), (through_python, in_build)
 
 
 def test_the_replay_buffer_is_saved_with_the_checkpoints(first_run):
