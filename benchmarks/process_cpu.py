@@ -21,7 +21,9 @@ Sides, alternating round by round so that a busy machine slows them alike:
 * ``--original DIR``: the original ML-Agents 0.9.3 trainer that DIR makes importable
   (``DIR/mlagents/trainers``, prepared by hand for TensorFlow 2's ``tf.compat.v1``; nothing of it
   ships here), with this tree's ``mlagents.envs``, builds and config: what a run of the original
-  costs on the same builds.
+  costs on the same builds;
+* ``--sac``: this tree once more with ``config/sac_trainer_config.yaml`` (the brain's Soft
+  Actor-Critic section) beside the PPO run: what SAC costs per environment step.
 
 Usage::
 
@@ -29,6 +31,7 @@ Usage::
     python benchmarks/process_cpu.py --env Basic --num-envs 2
     python benchmarks/process_cpu.py --baseline 29eb88a --rounds 2    # before / after in one run
     python benchmarks/process_cpu.py --original /path/to/original
+    python benchmarks/process_cpu.py --sac --max-steps 6000          # SAC beside PPO
 
 Prints figures only; it asserts nothing.
 """
@@ -80,6 +83,8 @@ class Side:
     label: str
     root: Path
     environ: dict[str, str] | None = None
+    #: the trainer configuration under ``root/config`` the side trains with
+    config: str = "trainer_config.yaml"
     #: per round: CPU seconds of each kind, "unseen", and the run's wall-clock seconds
     rounds: list[dict[str, float]] = field(default_factory=list)
 
@@ -160,7 +165,7 @@ def run_once(
             sys.executable,
             "-c",
             RUNNER,
-            str(write_config(side.root / "config" / "trainer_config.yaml", workdir, max_steps)),
+            str(write_config(side.root / "config" / side.config, workdir, max_steps)),
             f"--env={side.root / 'example-envs' / 'builds' / env}",
             "--train",
             f"--num-envs={num_envs}",
@@ -213,6 +218,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="runs of each side (default 1)")
     parser.add_argument("--baseline", metavar="REV", help="also run revision REV of this repository")
     add_original_option(parser)
+    parser.add_argument(
+        "--sac", action="store_true", help="also run this tree with config/sac_trainer_config.yaml"
+    )
     parser.add_argument("--verbose", action="store_true", help="print each run's output")
     parser.add_argument("--base-port", type=int, help="first port of the builds (default: a free range)")
     args = parser.parse_args()
@@ -227,6 +235,8 @@ def main() -> None:
         if args.baseline:
             old = stack.enter_context(revision_checkout(args.baseline))
             sides.append(Side(args.baseline, old.root, old.environ()))
+        if args.sac:
+            sides.append(Side("this tree, SAC", REPO, config="sac_trainer_config.yaml"))
         sides.append(Side("this tree", REPO))
         print(
             f"{args.env}, --num-envs={args.num_envs}, {args.max_steps} steps, {args.rounds} round(s); "

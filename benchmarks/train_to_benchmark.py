@@ -26,6 +26,7 @@ Usage::
     python benchmarks/train_to_benchmark.py --envs Basic --num-envs 1 --max-minutes 10
     python benchmarks/train_to_benchmark.py --envs Reacher,Tennis --num-envs 1 --max-steps 5e5
     python benchmarks/train_to_benchmark.py --envs 3DBall --num-envs 1 --cases ppo,pretraining --seeds 1,2,3
+    python benchmarks/train_to_benchmark.py --envs 3DBall --num-envs 4 --cases ppo,sac --seeds 1,2,3
 
     python benchmarks/train_to_benchmark.py --signal-cases Pyramids --num-envs 1 --side-by-side --seeds 1
 
@@ -34,6 +35,8 @@ Usage::
 and step budget (``--max-steps``, default the section's 500000), run one after the other or, with
 ``--side-by-side``, at the same time; the tables show both.
 
+``--cases sac`` trains with the brain's Soft Actor-Critic section of ``config/sac_trainer_config.yaml``
+instead (``--cases ppo,sac --seeds 1,2,3``: both trainers on the same seeds).
 ``--cases pretraining`` trains with the brain's shipped section plus the ``pretraining`` section of
 :data:`PRETRAINING` (behavioural cloning from the shipped demonstration, ``demos/Expert<Env>.demo``);
 ``--seeds`` runs every case once per seed (``--seed``), so that the cases compare on the same seeds;
@@ -72,6 +75,7 @@ from baseline import Checkout, revision_checkout
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "config" / "trainer_config.yaml"
+SAC_CONFIG = REPO / "config" / "sac_trainer_config.yaml"
 BUILDS = REPO / "example-envs" / "builds"
 
 # Environment -> (brain, mean rewards to reach (the run stops at the last), note).
@@ -155,11 +159,14 @@ def case_config(
     max_steps: float | None = None,
     shipped: Path = CONFIG,
 ) -> Path:
-    """The trainer config of ``case``: the shipped one (``ppo``), or with the brain's ``pretraining``
+    """The trainer config of ``case``: the shipped one (``ppo``), the shipped SAC one (``sac``: the
+    file ``sac_trainer_config.yaml`` beside ``shipped``), or with the brain's ``pretraining``
     section added (``pretraining``, from ``demo`` when given), written to ``workdir``; with
     ``max_steps``, the brain's section trains that many steps. ``shipped``: the configuration file
     to start from (another revision's for ``--baseline``)."""
-    if case == "ppo" and max_steps is None:
+    if case == "sac":
+        shipped = shipped.with_name(SAC_CONFIG.name)
+    if case in ("ppo", "sac") and max_steps is None:
         return shipped
     from mlagents.trainers.trainer_util import load_config
 
@@ -414,7 +421,7 @@ def run_one(
     return result
 
 
-CASE_LABELS = {"ppo": "PPO", "pretraining": "PPO + pretraining"}
+CASE_LABELS = {"ppo": "PPO", "sac": "SAC", "pretraining": "PPO + pretraining"}
 
 
 def print_results(results: list[Result]) -> None:
@@ -624,7 +631,10 @@ def main() -> None:
         help="train this many steps instead of the config's max_steps",
     )
     parser.add_argument(
-        "--cases", default="ppo", help="comma-separated: ppo, pretraining (PPO with the pretraining section)"
+        "--cases",
+        default="ppo",
+        help="comma-separated: ppo, sac (config/sac_trainer_config.yaml), pretraining (PPO with the "
+        "pretraining section)",
     )
     parser.add_argument("--seeds", default="", help="comma-separated --seed values (default: none given)")
     parser.add_argument(
@@ -677,7 +687,7 @@ def run_all(args: argparse.Namespace, checkout: Checkout | None) -> None:
             for num_envs in [int(n) for n in args.num_envs.split(",")]
             for case in cases
             for seed in seeds
-            if case == "ppo" or env in PRETRAINING
+            if case in ("ppo", "sac") or env in PRETRAINING
         ]
         for (num_envs, case, seed), side in [(run, side) for run in runs for side in sides]:
             wanted = ", ".join(f"{t:g}" for t in targets)
