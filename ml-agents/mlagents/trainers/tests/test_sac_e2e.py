@@ -154,6 +154,8 @@ def test_load_continues_the_run_and_its_replay_buffer(first_run, free_port_range
         cwd,
         *learn_args(BASIC, base_port=port, run_id="sac", num_envs=2, seed=2, config="config_more.yaml"),
         "--load",
+        # Lockstep workers: the step count moves by 2 and meets every summary step exactly.
+        "--deterministic",
     )
     output = finish_ok(run, [port, port + 1], timeout=200)
     loaded = re.search(r"Experience replay buffer has (\d+) experiences\.", output)
@@ -161,7 +163,10 @@ def test_load_continues_the_run_and_its_replay_buffer(first_run, free_port_range
     # Basic's episodes end within 100 steps: the first run kept (nearly) every step it collected.
     assert FIRST_RUN_STEPS - 200 <= int(loaded.group(1)) <= FIRST_RUN_STEPS + 100, loaded.group(0)
     steps = [float(step) for step in re.findall(r"BasicLearning: Step: ([\d.]+)\. ", output)]
-    assert steps and steps[0] > FIRST_RUN_STEPS and steps[-1] == FIRST_RUN_STEPS + 1000, steps
+    # The step count continues from the first run's: a summary past 2500 (2502: the count may
+    # pass the summary step by one round), then the last at 3000 (``max_steps``).
+    assert [int(step) // SUMMARY_FREQ for step in steps] == [5, 6], steps
+    assert steps[-1] == FIRST_RUN_STEPS + 1000, steps
 
 
 @pytest.mark.skipif(not BALL.exists(), reason="the 3DBall build is missing")
