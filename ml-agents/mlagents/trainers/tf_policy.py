@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -205,6 +205,8 @@ class TFPolicy(Policy):
         allows it) or with TensorFlow (``False``). Both give the same outputs; numpy is the default
         for vector-only feed-forward networks, where it is several times faster."""
         self._use_numpy = bool(enabled) and self._fast_network is not None
+        # The value function of get_batched_value_estimates: feed -> name -> (n,) values.
+        self._value_fn = self.numpy_values if self._use_numpy else self.tensorflow_values
 
     @property
     def inference_path(self) -> str:
@@ -259,6 +261,76 @@ class TFPolicy(Policy):
                 else value.numpy()
                 for key, value in out.items()
             }
+
+    def numpy_values(self, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Value estimate (n,) of each reward signal, computed in numpy."""
+        with hierarchical_timer(f"{self._timer_prefix}.numpy_values"):
+            network = self._fast_network
+            assert network is not None
+            return network.values(feed["vector_observation"])
+
+    def tensorflow_values(self, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Value estimate (n,) of each reward signal from the TensorFlow graph (``_tf_value_fn``)."""
+        with hierarchical_timer(f"{self._timer_prefix}.tensorflow_values"):
+            return {name: value.numpy() for name, value in self._tf_value_fn(feed).items()}
+
+    def get_value_estimates(self, brain_info: BrainInfo, idx: int, done: bool) -> dict[str, float]:
+        """Value estimate of each head for agent ``idx`` of ``brain_info`` (no normalizer update).
+
+        :param done: the episode ended for good: heads of signals that use terminal states give 0.
+        """
+        values = self.get_batched_value_estimates([(brain_info, idx)], [done])
+        return {name: float(value[0]) for name, value in values.items()}
+
+    def get_batched_value_estimates(
+        self, rows: Sequence[tuple[BrainInfo, int]], dones: Sequence[bool]
+    ) -> dict[str, np.ndarray]:
+        """:meth:`get_value_estimates` for several agents at once, in one network call (timed: the
+        trainer's bootstrap values show apart from its Python bookkeeping in the timer tree).
+
+        When every episode ended for good and every signal uses terminal states, all values are
+        0 and the network is not called.
+
+        :param rows: (brain_info, agent index) per agent.
+        :param dones: per agent, whether its episode ended for good.
+        :returns: name -> float32 (len(rows),).
+        """
+        with hierarchical_timer(f"{self._timer_prefix}.get_batched_value_estimates"):
+            return self._batched_value_estimates(rows, dones)
+
+    def _batched_value_estimates(
+        self, rows: Sequence[tuple[BrainInfo, int]], dones: Sequence[bool]
+    ) -> dict[str, np.ndarray]:
+        done_mask = np.asarray(dones, dtype=bool).reshape(-1)
+        if done_mask.all() and all(signal.use_terminal_states for signal in self.reward_signals.values()):
+            return {name: np.zeros(len(rows), dtype=np.float32) for name in self.reward_signals}
+        feeds: list[dict[str, np.ndarray]] = []
+        groups: dict[int, tuple[BrainInfo, list[int]]] = {}
+        for info, idx in rows:
+            groups.setdefault(id(info), (info, []))[1].append(idx)
+        for info, indices in groups.values():
+            feeds.append(self.observation_feed(info, indices))
+        feed = (
+            feeds[0]
+            if len(feeds) == 1
+            else {key: np.concatenate([f[key] for f in feeds]) for key in feeds[0]}
+        )
+        values = {name: np.asarray(value) for name, value in self._value_fn(feed).items()}
+        # Rows were grouped by BrainInfo; put them back in the caller's order.
+        position: dict[tuple[int, int], int] = {}
+        cursor = 0
+        for info, indices in groups.values():
+            for idx in indices:
+                position[(id(info), idx)] = cursor
+                cursor += 1
+        gather = np.asarray([position[(id(info), idx)] for info, idx in rows], dtype=np.int64)
+        result = {}
+        for name, value in values.items():
+            value = value[gather]
+            if self.reward_signals[name].use_terminal_states:
+                value = np.where(done_mask, 0.0, value).astype(np.float32)
+            result[name] = value
+        return result
 
     def tracing_counts(self) -> dict[str, int]:
         """How often each tf.function was traced (1 each after warm-up: no retracing per batch size)."""

@@ -23,14 +23,13 @@ Outputs of :meth:`PPOPolicy.evaluate` (numpy, agents on axis 0):
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import tensorflow as tf
 
 from mlagents.envs.brain import BrainInfo, BrainParameters
-from mlagents.envs.timers import timed
 from mlagents.trainers.adam import Adam
 from mlagents.trainers.agent_ids import agent_ids
 from mlagents.trainers.buffer import MiniBatch
@@ -164,11 +163,6 @@ class PPOPolicy(TFPolicy):
 
         return FixedSignatureFunction(update_step, [self.update_signature()])
 
-    def set_fast_inference(self, enabled: bool) -> None:
-        super().set_fast_inference(enabled)
-        # The value function of get_batched_value_estimates: feed -> name -> (n,) values.
-        self._value_fn = self.numpy_values if self._use_numpy else self.tensorflow_values
-
     def _inference_outputs(self, out: dict[str, Any]) -> dict[str, Any]:
         result = {
             "action_probs": out["action_probs"],
@@ -221,18 +215,6 @@ class PPOPolicy(TFPolicy):
             run_out["memory_out"] = out["memory_out"]
         return run_out
 
-    @timed
-    def numpy_values(self, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Value estimate (n,) of each reward signal, computed in numpy."""
-        network = self._fast_network
-        assert network is not None
-        return network.values(feed["vector_observation"])
-
-    @timed
-    def tensorflow_values(self, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Value estimate (n,) of each reward signal from the TensorFlow graph."""
-        return {name: value.numpy() for name, value in self._tf_value_fn(feed).items()}
-
     def update_normalization(self, vector_obs: np.ndarray) -> None:
         """Fold the batch mean of ``vector_obs`` (n, vec_size) into the running statistics."""
         if self.model.normalizer is None or len(vector_obs) == 0:
@@ -242,61 +224,6 @@ class PPOPolicy(TFPolicy):
         else:
             self._normalize_fn(vector_obs)
             self.weights_changed()
-
-    def get_value_estimates(self, brain_info: BrainInfo, idx: int, done: bool) -> dict[str, float]:
-        """Value estimate of each head for agent ``idx`` of ``brain_info`` (no normalizer update).
-
-        :param done: the episode ended for good: heads of signals that use terminal states give 0.
-        """
-        values = self.get_batched_value_estimates([(brain_info, idx)], [done])
-        return {name: float(value[0]) for name, value in values.items()}
-
-    @timed
-    def get_batched_value_estimates(
-        self, rows: Sequence[tuple[BrainInfo, int]], dones: Sequence[bool]
-    ) -> dict[str, np.ndarray]:
-        """:meth:`get_value_estimates` for several agents at once, in one network call (timed: the
-        trainer's bootstrap values show apart from its Python bookkeeping in the timer tree).
-
-        When every episode ended for good and every signal uses terminal states, all values are
-        0 and the network is not called.
-
-        :param rows: (brain_info, agent index) per agent.
-        :param dones: per agent, whether its episode ended for good.
-        :returns: name -> float32 (len(rows),).
-        """
-        done_mask = np.asarray(dones, dtype=bool).reshape(-1)
-        if done_mask.all() and all(signal.use_terminal_states for signal in self.reward_signals.values()):
-            return {name: np.zeros(len(rows), dtype=np.float32) for name in self.reward_signals}
-        feeds: list[dict[str, np.ndarray]] = []
-        groups: dict[int, tuple[BrainInfo, list[int]]] = {}
-        for info, idx in rows:
-            groups.setdefault(id(info), (info, []))[1].append(idx)
-        order: list[int] = []
-        for info, indices in groups.values():
-            feeds.append(self.observation_feed(info, indices))
-            order.extend(indices)
-        feed = (
-            feeds[0]
-            if len(feeds) == 1
-            else {key: np.concatenate([f[key] for f in feeds]) for key in feeds[0]}
-        )
-        values = {name: np.asarray(value) for name, value in self._value_fn(feed).items()}
-        # Rows were grouped by BrainInfo; put them back in the caller's order.
-        position: dict[tuple[int, int], int] = {}
-        cursor = 0
-        for info, indices in groups.values():
-            for idx in indices:
-                position[(id(info), idx)] = cursor
-                cursor += 1
-        gather = np.asarray([position[(id(info), idx)] for info, idx in rows], dtype=np.int64)
-        result = {}
-        for name, value in values.items():
-            value = value[gather]
-            if self.reward_signals[name].use_terminal_states:
-                value = np.where(done_mask, 0.0, value).astype(np.float32)
-            result[name] = value
-        return result
 
     # ------------------------------------------------------------------ learning
 

@@ -342,19 +342,6 @@ class SACPolicy(TFPolicy):
             run_out["memory_out"] = out["memory_out"]
         return run_out
 
-    def get_value_estimates(self, brain_info: BrainInfo, idx: int, done: bool) -> dict[str, float]:
-        """Value estimate of each head for agent ``idx`` of ``brain_info`` (0 after a true episode end
-        for signals that use terminal states)."""
-        feed = self.observation_feed(brain_info, [idx])
-        if self._use_numpy and self._fast_network is not None:
-            values = self._fast_network.values(feed["vector_observation"])
-        else:
-            values = {name: v.numpy() for name, v in self._tf_value_fn(feed).items()}
-        return {
-            name: 0.0 if done and self.reward_signals[name].use_terminal_states else float(value[0])
-            for name, value in values.items()
-        }
-
     # ------------------------------------------------------------------ learning
 
     def update_feed(self, mini_batch: MiniBatch) -> dict[str, np.ndarray]:

@@ -349,3 +349,22 @@ def test_mini_batches_are_a_function_of_the_seed(tmp_path: Path) -> None:
         batches.append(sac.sample_mini_batch())
     np.testing.assert_array_equal(batches[0]["vector_obs"], batches[1]["vector_obs"])
     assert batches[0]["vector_obs"].shape == (8, 3)
+
+
+@pytest.mark.parametrize("brain", [DISCRETE, CONTINUOUS], ids=["discrete", "continuous"])
+def test_value_estimates_in_numpy_and_tensorflow_agree(tmp_path: Path, brain: BrainParameters) -> None:
+    """The value network's estimates through the numpy copy and through TensorFlow, and 0 after a
+    true episode end for the extrinsic signal (which uses terminal states)."""
+    policy = SACPolicy(0, brain, sac_params(tmp_path, normalize=False), False)
+    assert policy.inference_path == "numpy"
+    info = brain_info(brain, 4, seed=3)
+    rows = [(info, 2), (info, 0)]
+    fast = policy.get_batched_value_estimates(rows, [False, True])
+    policy.set_fast_inference(False)
+    slow = policy.get_batched_value_estimates(rows, [False, True])
+    assert list(fast) == list(slow) == ["extrinsic"]
+    np.testing.assert_allclose(fast["extrinsic"], slow["extrinsic"], atol=1e-5)
+    assert fast["extrinsic"][1] == 0.0 and fast["extrinsic"][0] != 0.0
+    assert policy.get_value_estimates(info, 2, False)["extrinsic"] == pytest.approx(
+        float(slow["extrinsic"][0]), abs=1e-6
+    )
