@@ -3,7 +3,8 @@
 Python is the server. The build connects to ``127.0.0.1:<port>`` (insecure), sends its
 initialization output (call #1), receives the seed, makes the empty call #2 whose reply is the
 first reset input, and then makes one call per exchange point. A reply with a status other
-than 200, an RPC error or a QUIT command end the build cleanly (exit status 0).
+than 200, a failed call, a lost connection or a QUIT command end the build cleanly (exit
+status 0). The calls are plain unary gRPC calls, made by :mod:`.http2` on the build's own thread.
 """
 
 from __future__ import annotations
@@ -14,12 +15,11 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-import grpc
-
-from mlagents.envs.communicator_objects import Header, UnityMessage, UnityToExternalStub
+from mlagents.envs.communicator_objects import Header, UnityMessage, unity_to_external_pb2
 
 from .academy import Academy
 from .brains import BrainSettings
+from .http2 import ConnectionEnded, GrpcChannel
 from .scene import Scene
 from .specs import SceneSpec
 from .wire import API_VERSION, STATUS_OK, initialization_message, input_from_message, output_message
@@ -31,14 +31,9 @@ DEFAULT_PORT = 5005
 #: How long a build keeps trying to reach Python before giving up (seconds).
 CONNECT_TIMEOUT = 60.0
 
-# Reconnect quickly while Python is not up yet (gRPC's default backoff grows to minutes).
-_CHANNEL_OPTIONS = [
-    ("grpc.initial_reconnect_backoff_ms", 200),
-    ("grpc.min_reconnect_backoff_ms", 200),
-    ("grpc.max_reconnect_backoff_ms", 1000),
-    ("grpc.max_receive_message_length", -1),
-    ("grpc.max_send_message_length", -1),
-]
+_METHOD = unity_to_external_pb2.DESCRIPTOR.services_by_name["UnityToExternal"].methods_by_name["Exchange"]
+#: The path of the one method of the ``UnityToExternal`` service, as the generated code names it.
+EXCHANGE = f"/{_METHOD.containing_service.full_name}/{_METHOD.name}"
 
 
 @dataclass
@@ -94,28 +89,26 @@ def run_client(scene: type[Scene], options: ClientOptions) -> int:
     if not visible.brains:
         return run_alone(scene, options)
     target = f"{options.host}:{options.port}"
-    with grpc.insecure_channel(target, options=_CHANNEL_OPTIONS) as channel:
-        ready = grpc.channel_ready_future(channel)
+    channel = GrpcChannel.connect(
+        options.host,
+        options.port,
+        options.connect_timeout,
+        on_wait=lambda: logger.info("%s: waiting for Python on %s ...", name, target),
+    )
+    if channel is None:
+        logger.error(
+            "%s: could not connect to Python on %s within %.0f s. Start the Python side first "
+            "(e.g. UnityEnvironment(file_name=None) or mlagents-learn without --env) and use the same port.",
+            name,
+            target,
+            options.connect_timeout,
+        )
+        return 1
+    with channel:
         try:
-            try:
-                ready.result(timeout=min(1.0, options.connect_timeout))
-            except grpc.FutureTimeoutError:
-                logger.info("%s: waiting for Python on %s ...", name, target)
-                ready.result(timeout=max(0.0, options.connect_timeout - 1.0))
-        except grpc.FutureTimeoutError:
-            logger.error(
-                "%s: could not connect to Python on %s within %.0f s. Start the Python side first "
-                "(e.g. UnityEnvironment(file_name=None) or mlagents-learn without --env) and use the same port.",
-                name,
-                target,
-                options.connect_timeout,
-            )
-            return 1
-        stub = UnityToExternalStub(channel)
-        try:
-            return _exchange_loop(scene, visible, stub, options)
-        except grpc.RpcError as error:
-            logger.info("%s: the connection to Python ended (%s); quitting.", name, error.code().name)
+            return _exchange_loop(scene, visible, channel, options)
+        except ConnectionEnded as error:
+            logger.info("%s: the connection to Python ended (%s); quitting.", name, error)
             return 0
 
 
@@ -137,12 +130,17 @@ def run_alone(scene: type[Scene], options: ClientOptions) -> int:
     return 0
 
 
+def _exchange(channel: GrpcChannel, message: UnityMessage) -> UnityMessage:
+    """One call: ``message`` to Python, its reply back."""
+    return UnityMessage.FromString(channel.unary(EXCHANGE, message.SerializeToString()))
+
+
 def _exchange_loop(
-    scene: type[Scene], visible: SceneSpec, stub: UnityToExternalStub, options: ClientOptions
+    scene: type[Scene], visible: SceneSpec, channel: GrpcChannel, options: ClientOptions
 ) -> int:
     """Initialization with the scene as Python sees it (``visible``), then every exchange."""
     name = scene.__name__
-    reply = stub.Exchange(initialization_message(visible, options.api_version))
+    reply = _exchange(channel, initialization_message(visible, options.api_version))
     if reply.header.status != STATUS_OK:
         logger.info("%s: Python refused the initialization (status %d); quitting.", name, reply.header.status)
         return 0
@@ -152,15 +150,15 @@ def _exchange_loop(
         scene, seed=seed, frame_time=options.frame_time_ms / 1000.0, brain_settings=options.brains
     )
     try:
-        return _exchanges(academy, stub, options)
+        return _exchanges(academy, channel, options)
     finally:
         academy.close()
 
 
-def _exchanges(academy: Academy, stub: UnityToExternalStub, options: ClientOptions) -> int:
+def _exchanges(academy: Academy, channel: GrpcChannel, options: ClientOptions) -> int:
     name = type(academy.scene).__name__
     brains = academy.brains
-    reply = stub.Exchange(UnityMessage(header=Header(status=STATUS_OK)))
+    reply = _exchange(channel, UnityMessage(header=Header(status=STATUS_OK)))
     faults = _Faults(options)
     exchanges = 0
     faults.check(exchanges)
@@ -173,6 +171,6 @@ def _exchanges(academy: Academy, stub: UnityToExternalStub, options: ClientOptio
         if output is None:
             logger.info("%s: Python sent QUIT; quitting.", name)
             return 0
-        reply = stub.Exchange(output_message(output))
+        reply = _exchange(channel, output_message(output))
         exchanges += 1
         faults.check(exchanges)
