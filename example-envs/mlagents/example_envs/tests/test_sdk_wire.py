@@ -4,6 +4,7 @@ flags of the builds."""
 
 from __future__ import annotations
 
+import io
 import os
 import queue
 import shutil
@@ -341,3 +342,27 @@ def test_agent_infos_encoded_from_numpy_equal_field_by_field_construction():
         for i in range(k)
     ]
     assert agent_info_protos(batch) == expected
+
+
+@pytest.mark.parametrize("shape", [(84, 84, 3), (7, 13, 3), (1, 1, 3)])
+def test_png_encoder_writes_images_that_decode_to_the_same_pixels(shape):
+    from PIL import Image
+
+    from mlagents.example_envs.sdk.png import encode_png
+
+    image = np.random.default_rng(sum(shape)).integers(0, 256, shape, dtype=np.uint8)
+    data = encode_png(image)
+    with Image.open(io.BytesIO(data)) as opened:
+        opened.verify()  # chunk CRCs and structure
+    with Image.open(io.BytesIO(data)) as opened:
+        assert (opened.mode, opened.size) == ("RGB", (shape[1], shape[0]))
+    np.testing.assert_array_equal(decode_png(data), image)
+
+
+def test_png_encoder_refuses_what_is_not_an_rgb_byte_image():
+    from mlagents.example_envs.sdk.png import encode_png
+
+    with pytest.raises(ValueError, match=r"uint8 \(H, W, 3\)"):
+        encode_png(np.zeros((4, 4, 3), dtype=np.float32))
+    with pytest.raises(ValueError, match=r"uint8 \(H, W, 3\)"):
+        encode_png(np.zeros((4, 4), dtype=np.uint8))
