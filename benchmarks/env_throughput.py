@@ -17,7 +17,10 @@ Prints two tables (no asserts):
 With ``--baseline REV`` every figure of tables 1 and 2 is also measured for that earlier revision
 (its packages and builds, in a child process, interleaved with today's), side by side.
 3. With ``--ray``: ``RayEnvManager`` (workers as actors of a local Ray instance) next to
-   ``SubprocessEnvManager``, steps per second with 1, 4, 8 and 16 workers, same build and frame time.
+   ``SubprocessEnvManager``, steps per second with 1, 4, 8 and 16 workers, same build and frame time,
+   the medians of ``--ray-rounds`` (3) alternating rounds; the CPU milliseconds per environment step
+   of each side (main process, workers or actors, builds); and how many Ray workers were stepped on
+   direct connections (all, unless they fell back to Ray method calls).
 
 Usage::
 
@@ -25,7 +28,7 @@ Usage::
     python benchmarks/env_throughput.py --quick    # short run
     python benchmarks/env_throughput.py --wire-only --baseline 2cf69b1   # table 1 before/after
     python benchmarks/env_throughput.py --wire-only --examples all      # table 1 for every example
-    python benchmarks/env_throughput.py --ray --ray-only   # only table 3 (needs mlagents_envs[ray])
+    python benchmarks/env_throughput.py --ray --ray-only   # only table 3 (needs mlagents_envs[ray], ~6 min)
     python benchmarks/env_throughput.py --scaling-only --baseline 2cf69b1   # table 2, before/after
 """
 
@@ -213,13 +216,6 @@ def measure_wire(
     print()
 
 
-def measure_manager(
-    n_env: int, seconds: float, frame_time_ms: float, kind: str = "subprocess", build: str = BASIC_BUILD
-) -> float:
-    """Environment steps per second of the manager ``kind`` with ``n_env`` workers."""
-    return measure_manager_cpu(n_env, seconds, frame_time_ms, kind, build)["rate"]
-
-
 def measure_manager_cpu(
     n_env: int, seconds: float, frame_time_ms: float, kind: str = "subprocess", build: str = BASIC_BUILD
 ) -> dict[str, float]:
@@ -249,6 +245,11 @@ def measure_manager_cpu(
         workers = manager.env_workers if isinstance(manager, SubprocessEnvManager) else []
         worker_pids = [worker.process.pid for worker in workers if worker.process.pid is not None]
         build_pids = [worker.build_pid for worker in workers if worker.build_pid is not None]
+        if kind == "ray":
+            # The actors of the local Ray instance and their builds run on this machine.
+            ray_workers = getattr(manager, "env_workers", [])
+            worker_pids = [w.started.actor_pid for w in ray_workers if w.started and w.started.actor_pid]
+            build_pids = [w.build_pid for w in ray_workers if w.build_pid is not None]
 
         def cpu_seconds(pids: list[int]) -> float:
             return sum(build_cpu_seconds(pid) for pid in pids)
@@ -261,7 +262,10 @@ def measure_manager_cpu(
         while time.perf_counter() < end:
             env_steps += len(manager.step())
         figures = {"rate": env_steps / (time.perf_counter() - start)}
-        if workers:
+        if kind == "ray":
+            # Workers stepped on direct connections (the others fell back to Ray method calls).
+            figures["direct"] = float(sum(worker.conn is not None for worker in ray_workers))
+        if worker_pids:
             per_step_ms = 1000.0 / max(env_steps, 1)
             figures["main_ms"] = (time.process_time() - main_cpu) * per_step_ms
             figures["workers_ms"] = (cpu_seconds(worker_pids) - workers_cpu) * per_step_ms
@@ -299,6 +303,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ray-only", action="store_true", help="with --ray: only table 3")
     parser.add_argument(
         "--ray-workers", type=int, nargs="+", default=[1, 4, 8, 16], help="worker counts of table 3"
+    )
+    parser.add_argument(
+        "--ray-rounds",
+        type=int,
+        default=3,
+        help="table 3: alternating rounds per worker count (medians shown)",
     )
     parser.add_argument("--steps", type=int, help="steps per table-1 measurement")
     parser.add_argument("--wire-only", action="store_true", help="only table 1")
@@ -351,18 +361,44 @@ def compare_with_ray(options: argparse.Namespace, seconds: float) -> None:
         logging_level=logging.WARNING,
         log_to_driver=False,
     )
+    rounds = options.ray_rounds
     try:
         print(
             f"3) RayEnvManager (local Ray instance) next to SubprocessEnvManager on Basic, --frame-time-ms "
-            f"{options.frame_time_ms:g}, random policy, {seconds:g} s per measurement"
+            f"{options.frame_time_ms:g}, random policy, {seconds:g} s per measurement, medians of {rounds} "
+            "alternating rounds"
         )
-        print("   workers   subprocess steps/s   ray steps/s   ray / subprocess")
+        print(
+            "   CPU ms: per environment step, of the main process, the workers (processes or actors) and the builds"
+        )
+        print(
+            "   workers   subprocess steps/s   ray steps/s   ray / subprocess   subprocess CPU ms   ray CPU ms"
+            "   direct connections"
+        )
         for n_env in options.ray_workers:
-            by_processes = measure_manager(n_env, seconds, options.frame_time_ms)
-            by_ray = measure_manager(n_env, seconds, options.frame_time_ms, kind="ray")
-            print(f"   {n_env:7d}   {by_processes:18.1f}   {by_ray:11.1f}   {by_ray / by_processes:14.2f}")
+            sides: dict[str, list[dict[str, float]]] = {"subprocess": [], "ray": []}
+            for _ in range(rounds):  # alternating: a burst of load elsewhere hits both sides alike
+                for kind, runs in sides.items():
+                    runs.append(measure_manager_cpu(n_env, seconds, options.frame_time_ms, kind=kind))
+            medians = {kind: _medians(runs) for kind, runs in sides.items()}
+            by_processes, on_ray = medians["subprocess"], medians["ray"]
+            print(
+                f"   {n_env:7d}   {by_processes['rate']:18.1f}   {on_ray['rate']:11.1f}   "
+                f"{on_ray['rate'] / by_processes['rate']:16.2f}   {_cpu_ms(by_processes):17.3f}   "
+                f"{_cpu_ms(on_ray):10.3f}   {min(run['direct'] for run in sides['ray']):.0f} of {n_env}",
+                flush=True,
+            )
     finally:
         ray.shutdown()
+
+
+def _medians(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {key: float(np.median([run[key] for run in runs])) for key in runs[0]}
+
+
+def _cpu_ms(figures: dict[str, float]) -> float:
+    """CPU milliseconds per environment step of the main process, the workers and the builds."""
+    return figures["main_ms"] + figures["workers_ms"] + figures["builds_ms"]
 
 
 def measure_subprocess_scaling(options: argparse.Namespace, seconds: float) -> None:

@@ -3,14 +3,25 @@
 The manager is the asynchronous core (:class:`~mlagents.envs.async_env_manager.AsyncEnvManager`,
 shared with :class:`~mlagents.envs.subprocess_env_manager.SubprocessEnvManager`) over
 :class:`RayTransport`, with Ray actors (:class:`~mlagents.envs.ray_env_worker.EnvActor`) in place of
-worker processes:
+worker processes. Ray does what it is good at: placing the actors on the nodes (one CPU per actor,
+spread over the nodes), starting them with the pickled environment factory, reporting an actor or
+node that died, and ending them. The steps do not go through Ray:
 
-* each actor runs one normal ``UnityEnvironment`` next to its build, on the node Ray placed it on
-  (one CPU per actor, spread over the nodes); the build's path must exist on that node;
-* a command is a call of the actor's method of that name; the manager waits for the results of the
-  calls in flight with ``ray.wait`` (with a timeout), and Ray reports an actor or node that died;
-* observations come back through Ray's object store as numpy arrays
-  (:class:`~mlagents.envs.ray_env_worker.PackedBrainInfo`);
+* each actor runs one normal ``UnityEnvironment`` next to its build, on the node Ray placed it on;
+  the build's path must exist on that node;
+* once its environment runs, the actor listens on a TCP port (loopback when it shares the
+  manager's node, its node's address otherwise) with a random key; the manager connects to it
+  (both prove they hold the key), and every command and answer then travels on that direct
+  connection with the plain-data messages of the subprocess manager's pipes
+  (:mod:`mlagents.envs.pipe_messages`): one write and one wake-up each way per step, as with a pipe;
+* the manager waits on the connections of all workers in flight with one ``poll`` (with a timeout),
+  as the subprocess manager waits on its pipes; a connection that ends or fails means the worker
+  is lost, and Ray says why (the actor or its node died). The actor's ``serve`` call lasts as long
+  as its connection: every :data:`~mlagents.envs.async_env_manager.LIVENESS_CHECK_INTERVAL` the
+  manager checks those calls, so a node that vanished without closing its connections is noticed;
+* a worker that cannot be reached that way (e.g. a firewall between the nodes) falls back to Ray
+  method calls, with one warning: observations then come back through Ray's object store as numpy
+  arrays (:class:`~mlagents.envs.ray_env_worker.PackedBrainInfo`);
 * :meth:`RayEnvManager.close` (also after an error or Ctrl-C) closes every environment, ends the
   builds that did not end with it, ends the actors, and disconnects from Ray (stopping the local
   Ray instance if the manager started it).
@@ -22,19 +33,37 @@ one clear :class:`~mlagents.envs.exception.UnityEnvironmentException`.
 import logging
 import math
 import os
+import select
 import time
 from collections.abc import Sequence
+from multiprocessing import AuthenticationError
+from multiprocessing.connection import Connection
 from types import ModuleType
 from typing import Any
 
 import cloudpickle
 
 from mlagents.envs.action_info import ActionInfo
-from mlagents.envs.async_env_manager import AsyncEnvManager
+from mlagents.envs.async_env_manager import LIVENESS_CHECK_INTERVAL, AsyncEnvManager
 from mlagents.envs.env_manager import EnvFactory
-from mlagents.envs.env_worker import LoggingSetup
+from mlagents.envs.env_worker import EnvironmentCommand, LoggingSetup, WorkerError
 from mlagents.envs.exception import UnityCommunicationException, UnityEnvironmentException
-from mlagents.envs.ray_env_worker import ActorStarted, EnvActor, kill_process_group, unpack_all_brain_info
+from mlagents.envs.pipe_messages import (
+    STEP,
+    decode_all_brain_info,
+    decode_timers,
+    encode_actions,
+    send_object,
+)
+from mlagents.envs.ray_env_worker import (
+    CHANNEL_GROUP,
+    ActorStarted,
+    ChannelAddress,
+    EnvActor,
+    connect_channel,
+    kill_process_group,
+    unpack_all_brain_info,
+)
 from mlagents.envs.restart_policy import RestartPolicy
 from mlagents.envs.worker_transport import Lost, StepResponse, WorkerCommand, WorkerHandle, WorkerTransport
 
@@ -49,6 +78,18 @@ RAY_MISSING = (
 
 # Seconds the workers get to start their environments once Ray placed them (builds included).
 DEFAULT_START_TIMEOUT = 300.0
+#: Seconds the manager gives an actor's direct connection to open before it calls the actor's
+#: methods instead (the TCP connection, then the actor's challenge).
+DEFAULT_CONNECT_TIMEOUT = 10.0
+#: Seconds an actor waits for the manager to connect (the manager connects as soon as it knows the
+#: actor's address; a manager that could not connect never does).
+ACCEPT_TIMEOUT = 60.0
+#: Seconds Ray gets to report why a direct connection ended (an actor's death reaches it quickly).
+LOSS_REPORT_TIMEOUT = 5.0
+#: Seconds of one wait on the connections while Ray calls are in flight as well (during a start).
+MIXED_WAIT_SLICE = 0.005
+#: Seconds of one wait on the actors while they close (the connections are drained in between).
+CLOSE_WAIT_SLICE = 0.1
 
 
 def ray_is_installed() -> bool:
@@ -100,8 +141,13 @@ class RayWorker(WorkerHandle):
     :ivar actor: the Ray actor.
     :ivar started: where the actor and its build run, once its environment started.
     :ivar created_at: ``time.monotonic()`` when the actor was created (its start has a time limit).
-    :ivar call: the command in flight and the reference to its result, None while nothing is.
-    :ivar send_failure: why the last call could not be made (reported by the next poll), else None.
+    :ivar call: the Ray call in flight (None: the start) and the reference to its result, None while
+        nothing is in flight as a Ray call.
+    :ivar conn: the direct connection to the actor once open (then every command travels on it),
+        None before or when it could not be opened; :ivar conn_fd: its descriptor (read once).
+    :ivar serve_ref: the result of the actor's ``serve`` call, which ends with the connection or
+        with the actor's death.
+    :ivar send_failure: why the last command could not be sent (reported by the next poll), else None.
     """
 
     def __init__(self, worker_id: int, actor: Any) -> None:
@@ -110,6 +156,9 @@ class RayWorker(WorkerHandle):
         self.started: ActorStarted | None = None
         self.created_at = time.monotonic()
         self.call: tuple[WorkerCommand | None, Any] | None = None
+        self.conn: Connection | None = None
+        self.conn_fd = -1
+        self.serve_ref: Any = None
         self.send_failure: BaseException | None = None
 
     def describe(self) -> str:
@@ -121,28 +170,52 @@ class RayWorker(WorkerHandle):
             f"{self.started.build_pid}, log {self.started.build_log_path})"
         )
 
+    def discard_messages(self) -> None:
+        """Read and drop every message waiting on the direct connection (does not block)."""
+        try:
+            while self.conn is not None and self.conn.poll(0):
+                self.conn.recv()
+        except Exception:
+            pass  # the connection ended, or a message cannot be unpickled: nothing more to read
+
+    def close_connection(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
 
 class RayTransport(WorkerTransport[RayWorker]):
-    """Workers as Ray actors: a command is a call of the actor's method of that name.
+    """Workers as Ray actors, reached on direct connections (method calls when those fail).
 
     :param env_factory: callable ``worker_id -> environment``, sent to the actors with cloudpickle.
     :param address: the Ray cluster to join; None starts a local Ray instance (unless Ray is
         already initialised in this process: that connection is used and left open).
     :param cpus_per_worker: CPUs Ray reserves for each actor.
     :param start_timeout: seconds an actor gets to start its environment (Ray placing it included).
+    :param connect_timeout: seconds the manager gives an actor's direct connection to open
+        (connecting, then the actor's challenge) before it falls back to method calls.
     :raises UnityEnvironmentException: ray is not installed.
     """
 
     def __init__(
-        self, env_factory: EnvFactory, address: str | None, cpus_per_worker: float, start_timeout: float
+        self,
+        env_factory: EnvFactory,
+        address: str | None,
+        cpus_per_worker: float,
+        start_timeout: float,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     ) -> None:
         self.ray = import_ray()
         self._pickled_env_factory = cloudpickle.dumps(env_factory)
         self._address = address
         self._cpus_per_worker = cpus_per_worker
         self._start_timeout = start_timeout
+        self._connect_timeout = connect_timeout
         self._owns_connection = False
         self._actor_class: Any = None
+        self._manager_node_id: str | None = None
+        self._warned_fallback = False
+        self._next_liveness_check = 0.0
 
     def open(self, n_env: int) -> None:
         """Connect to Ray and check the cluster has CPUs for ``n_env`` actors.
@@ -160,17 +233,236 @@ class RayTransport(WorkerTransport[RayWorker]):
                 f"The Ray cluster has {cpus:g} CPUs but {n_env} environment workers need {needed:g} "
                 f"({self._cpus_per_worker:g} each): add nodes to the cluster or lower --num-envs."
             )
-        self._actor_class = ray.remote(EnvActor)
+        try:
+            self._manager_node_id = ray.get_runtime_context().get_node_id()
+        except Exception:  # e.g. a Ray Client connection: no node here, the actors bind their node's address
+            self._manager_node_id = None
+        self._actor_class = ray.remote(concurrency_groups={CHANNEL_GROUP: 1})(EnvActor)
 
     def start_worker(self, worker_id: int, restart: int) -> RayWorker:
         actor = self._actor_class.options(
             num_cpus=self._cpus_per_worker, scheduling_strategy="SPREAD", name=None, max_restarts=0
         ).remote(worker_id, LoggingSetup.of_this_process())
         worker = RayWorker(worker_id, actor)
-        worker.call = (None, actor.start.remote(self._pickled_env_factory, restart))
+        worker.call = (None, actor.start.remote(self._pickled_env_factory, restart, self._manager_node_id))
         return worker
 
     def send(self, worker: RayWorker, command: WorkerCommand, payload: Any = None) -> None:
+        if worker.conn is not None:
+            self._send_on_connection(worker, command, payload)
+        else:
+            self._call(worker, command, payload)
+
+    def poll(self, workers: Sequence[RayWorker], timeout: float) -> list[tuple[RayWorker, Any]]:
+        """Waits on the direct connections of the workers in flight (and on their ``serve`` calls
+        every liveness interval) and on the Ray calls in flight (starts, fallback workers).
+
+        :raises UnityEnvironmentException: an actor did not start within the start timeout.
+        """
+        outcomes: list[tuple[RayWorker, Any]] = []
+        calls: dict[Any, RayWorker] = {}
+        connected: dict[int, RayWorker] = {}
+        for worker in workers:
+            if worker.send_failure is not None:
+                outcomes.append((worker, Lost(self._explain_send_failure(worker))))
+            elif worker.call is not None:
+                calls[worker.call[1]] = worker
+            elif worker.conn is not None:
+                connected[worker.conn_fd] = worker
+        self._check_start_times(workers)
+        if outcomes:
+            timeout = 0.0
+        elif calls and connected:  # both kinds are waited for in turn: in short slices
+            timeout = min(timeout, MIXED_WAIT_SLICE)
+        if connected:
+            outcomes += self._poll_connections(connected, timeout)
+            outcomes += self._check_connections_alive(connected, outcomes)
+        if calls:
+            outcomes += self._poll_calls(calls, 0.0 if connected or outcomes else timeout)
+        return outcomes
+
+    def end_workers(self, workers: Sequence[RayWorker], timeout: float) -> None:
+        """Close the environments of ``workers`` (in parallel), kill the builds left, end the actors."""
+        closing: dict[Any, RayWorker] = {}
+        for worker in workers:
+            worker.call = None
+            ref = self._request_close(worker)
+            if ref is not None:
+                closing[ref] = worker
+        connected = [worker for worker in workers if worker.conn is not None]
+        closed = self._wait_closed(closing, connected, timeout)
+        for worker in workers:
+            worker.close_connection()
+        # Every step is tried even when Ray itself fails (e.g. the cluster went away meanwhile).
+        try:
+            self._kill_builds([worker for worker in workers if worker.worker_id not in closed])
+        except Exception as error:
+            logger.debug("Killing the builds of the Ray workers: %s", error)
+        for worker in workers:
+            try:
+                self.ray.kill(worker.actor, no_restart=True)
+            except Exception as error:
+                logger.debug("Ray worker %d: kill: %s", worker.worker_id, error)
+
+    def close(self) -> None:
+        if self._owns_connection:
+            self.ray.shutdown()
+
+    # ------------------------------------------------------------------------------- direct connections
+
+    def _open_connection(self, worker: RayWorker, channel: ChannelAddress) -> None:
+        """Connect to the actor's listener (its ``serve`` call accepts); on failure the worker's
+        commands go through Ray method calls (logged once per manager, as a warning)."""
+        serve_ref = worker.actor.serve.options(concurrency_group=CHANNEL_GROUP).remote(ACCEPT_TIMEOUT)
+        try:
+            conn = connect_channel(channel, self._connect_timeout)
+        except (OSError, EOFError, AuthenticationError) as error:
+            # The actor's serve call gives up waiting by itself (ACCEPT_TIMEOUT).
+            level = logging.DEBUG if self._warned_fallback else logging.WARNING
+            self._warned_fallback = True
+            logger.log(
+                level,
+                "%s: no direct connection to %s:%d (%s: %s); its steps go through Ray method calls, "
+                "which is slower (warned once: other workers that fall back are logged at debug level).",
+                worker.describe(),
+                channel.host,
+                channel.port,
+                type(error).__name__,
+                error,
+            )
+            return
+        worker.conn, worker.conn_fd, worker.serve_ref = conn, conn.fileno(), serve_ref
+
+    def _send_on_connection(self, worker: RayWorker, command: WorkerCommand, payload: Any) -> None:
+        assert worker.conn is not None
+        try:
+            # The hot path: a plain tuple, actions encoded (see pipe_messages), as on a worker's pipe.
+            if command is WorkerCommand.STEP:
+                send_object(worker.conn, (STEP, encode_actions(payload)))
+            else:
+                send_object(worker.conn, EnvironmentCommand(command.value, payload))
+        except (BrokenPipeError, EOFError, OSError) as error:
+            worker.send_failure = error
+
+    def _poll_connections(
+        self, connected: dict[int, RayWorker], timeout: float
+    ) -> list[tuple[RayWorker, Any]]:
+        # A poll object per call: several times cheaper than connection.wait() (which builds a selector).
+        poller = select.poll()
+        for fd in connected:
+            poller.register(fd, select.POLLIN)
+        ready = poller.poll(int(timeout * 1000))
+        return [(connected[fd], self._receive(connected[fd])) for fd, _ in ready]
+
+    def _receive(self, worker: RayWorker) -> Any:
+        """The outcome of ``worker``'s command from its answer on the direct connection."""
+        assert worker.conn is not None
+        try:
+            response = worker.conn.recv()
+        except (EOFError, OSError) as error:
+            return Lost(self._explain_lost_connection(worker, error))
+        if type(response) is tuple:  # a step's answer, as plain data (see pipe_messages)
+            _, _, (all_brain_info, timers) = response
+            return StepResponse(decode_all_brain_info(all_brain_info), decode_timers(timers))
+        if response.name == "env_error":
+            reported: WorkerError = response.payload
+            raised = reported.to_exception(worker.worker_id)
+            raised.add_note(f"The worker is {worker.describe()}.")
+            return Lost(raised)
+        return response.payload
+
+    def _check_connections_alive(
+        self, connected: dict[int, RayWorker], outcomes: list[tuple[RayWorker, Any]]
+    ) -> list[tuple[RayWorker, Any]]:
+        """Every liveness interval: the workers in flight whose ``serve`` call ended (actor or node
+        died) although nothing came on their connection (a vanished node may never close it)."""
+        now = time.monotonic()
+        if now < self._next_liveness_check:
+            return []
+        self._next_liveness_check = now + LIVENESS_CHECK_INTERVAL
+        answered = {worker.worker_id for worker, _ in outcomes}
+        watched = {w.serve_ref: w for w in connected.values() if w.worker_id not in answered}
+        if not watched:
+            return []
+        ended, _ = self.ray.wait(list(watched), num_returns=len(watched), timeout=0)
+        lost: list[tuple[RayWorker, Any]] = []
+        for ref in ended:
+            worker = watched[ref]
+            if worker.conn is not None and not worker.conn.poll(0):  # else its answer is read next
+                lost.append((worker, Lost(self._explain_lost_connection(worker, None))))
+        return lost
+
+    def _explain_lost_connection(self, worker: RayWorker, error: BaseException | None) -> BaseException:
+        """Why ``worker``'s direct connection ended: Ray's report of the actor's ``serve`` call (the
+        actor or its node died), or the connection's own failure while the actor runs on."""
+        exceptions = self.ray.exceptions
+        try:
+            self.ray.get(worker.serve_ref, timeout=LOSS_REPORT_TIMEOUT)
+        except exceptions.GetTimeoutError:
+            lost = UnityCommunicationException(
+                f"The direct connection to {worker.describe()} failed ({error}) while its actor runs on. "
+                "See the environment's log."
+            )
+        except Exception as ray_error:
+            return self._explain(worker, ray_error)
+        else:
+            lost = UnityCommunicationException(
+                f"{worker.describe()} ended its direct connection unexpectedly. See the environment's log."
+            )
+        lost.__cause__ = error
+        return lost
+
+    def _explain_send_failure(self, worker: RayWorker) -> BaseException:
+        assert worker.send_failure is not None
+        if worker.conn is not None:
+            return self._explain_lost_connection(worker, worker.send_failure)
+        return self._explain(worker, worker.send_failure)
+
+    def _request_close(self, worker: RayWorker) -> Any:
+        """Ask ``worker`` to close its environment: the reference of the Ray call whose end says it
+        did (None when the actor is gone already)."""
+        if worker.conn is not None:
+            try:
+                send_object(worker.conn, EnvironmentCommand(WorkerCommand.CLOSE.value))
+            except (BrokenPipeError, EOFError, OSError):
+                pass  # serve ended already (having closed the environment), or the actor died
+            return worker.serve_ref  # serve closes the environment, then returns
+        try:
+            return worker.actor.close.remote()
+        except Exception as error:  # the actor is gone already
+            logger.debug("Ray worker %d: close: %s", worker.worker_id, error)
+            return None
+
+    def _wait_closed(
+        self, closing: dict[Any, RayWorker], connected: list[RayWorker], timeout: float
+    ) -> set[int]:
+        """Wait up to ``timeout`` seconds for the calls of ``closing``; the ids of the workers whose
+        environment closed. Meanwhile the answers still coming on the connections are dropped (an
+        actor cannot read "close" while its last answer is stuck in a full socket buffer)."""
+        ray = self.ray
+        closed: set[int] = set()
+        pending = list(closing)
+        deadline = time.monotonic() + timeout
+        try:
+            while pending and time.monotonic() < deadline:
+                wait = min(CLOSE_WAIT_SLICE, max(deadline - time.monotonic(), 0.0))
+                ready, pending = ray.wait(pending, num_returns=len(pending), timeout=wait)
+                for ref in ready:
+                    try:
+                        ray.get(ref)
+                        closed.add(closing[ref].worker_id)
+                    except Exception as error:
+                        logger.debug("Ray worker %d: close: %s", closing[ref].worker_id, error)
+                for worker in connected:
+                    worker.discard_messages()
+        except Exception as error:
+            logger.debug("Closing the Ray workers: %s", error)
+        return closed
+
+    # ------------------------------------------------------------------------------- Ray calls
+
+    def _call(self, worker: RayWorker, command: WorkerCommand, payload: Any) -> None:
+        """Send ``command`` as a call of the actor's method of that name (no direct connection)."""
         try:
             if command is WorkerCommand.STEP:
                 # The environment needs no policy outputs (log-probabilities, value heads...).
@@ -188,21 +480,13 @@ class RayTransport(WorkerTransport[RayWorker]):
             return
         worker.call = (command, ref)
 
-    def poll(self, workers: Sequence[RayWorker], timeout: float) -> list[tuple[RayWorker, Any]]:
-        """:raises UnityEnvironmentException: an actor did not start within the start timeout."""
-        outcomes: list[tuple[RayWorker, Any]] = []
-        by_ref: dict[Any, RayWorker] = {}
-        for worker in workers:
-            if worker.send_failure is not None:
-                outcomes.append((worker, Lost(self._explain(worker, worker.send_failure))))
-            elif worker.call is not None:
-                by_ref[worker.call[1]] = worker
-        self._check_start_times(workers)
-        if not by_ref:
-            return outcomes
-        refs = list(by_ref)
+    def _poll_calls(self, by_ref: dict[Any, RayWorker], timeout: float) -> list[tuple[RayWorker, Any]]:
+        """The outcomes of the Ray calls of ``by_ref`` that end within ``timeout`` seconds (all
+        those ended once the first one has)."""
         ray = self.ray
-        ready, rest = ray.wait(refs, num_returns=1, timeout=0 if outcomes else timeout)
+        outcomes: list[tuple[RayWorker, Any]] = []
+        refs = list(by_ref)
+        ready, rest = ray.wait(refs, num_returns=1, timeout=timeout)
         if ready and rest:
             more, _ = ray.wait(rest, num_returns=len(rest), timeout=0)
             ready += more
@@ -218,51 +502,14 @@ class RayTransport(WorkerTransport[RayWorker]):
             outcomes.append((worker, self._decode(worker, command, result)))
         return outcomes
 
-    def end_workers(self, workers: Sequence[RayWorker], timeout: float) -> None:
-        """Close the environments of ``workers`` (in parallel), kill the builds left, end the actors."""
-        ray = self.ray
-        closing: dict[Any, RayWorker] = {}
-        for worker in workers:
-            worker.call = None
-            try:
-                closing[worker.actor.close.remote()] = worker
-            except Exception as error:  # the actor is gone already
-                logger.debug("Ray worker %d: close: %s", worker.worker_id, error)
-        closed: set[int] = set()
-        # Every step is tried even when Ray itself fails (e.g. the cluster went away meanwhile).
-        try:
-            ready, _ = (
-                ray.wait(list(closing), num_returns=len(closing), timeout=timeout) if closing else ([], [])
-            )
-        except Exception as error:
-            logger.debug("Closing the Ray workers: %s", error)
-            ready = []
-        for ref in ready:
-            try:
-                ray.get(ref)
-                closed.add(closing[ref].worker_id)
-            except Exception as error:
-                logger.debug("Ray worker %d: close: %s", closing[ref].worker_id, error)
-        try:
-            self._kill_builds([worker for worker in workers if worker.worker_id not in closed])
-        except Exception as error:
-            logger.debug("Killing the builds of the Ray workers: %s", error)
-        for worker in workers:
-            try:
-                ray.kill(worker.actor, no_restart=True)
-            except Exception as error:
-                logger.debug("Ray worker %d: kill: %s", worker.worker_id, error)
-
-    def close(self) -> None:
-        if self._owns_connection:
-            self.ray.shutdown()
-
     def _decode(self, worker: RayWorker, command: WorkerCommand | None, result: Any) -> Any:
         """The outcome of ``command`` (None: the start) from the actor's result."""
         if command is None:
             started: ActorStarted = result
             worker.started = started
             worker.build_pid, worker.build_log_path = started.build_pid, started.build_log_path
+            if started.channel is not None:
+                self._open_connection(worker, started.channel)
             logger.info("%s started.", worker.describe())
             return started
         if command is WorkerCommand.STEP:

@@ -1,12 +1,28 @@
-"""The compact form in which RayEnvManager's actors send observations (no Ray needed)."""
+"""The direct connection between RayEnvManager and its actors, and the compact form in which the
+actors send observations when they are called as Ray methods (no Ray needed)."""
 
+import os
 import pickle
+import socket
+import threading
+from multiprocessing import AuthenticationError
+from multiprocessing.connection import Connection
 
 import numpy as np
+import pytest
 
 from mlagents.envs.brain import BrainInfo
 from mlagents.envs.communicator_objects import CustomObservation
-from mlagents.envs.ray_env_worker import pack_all_brain_info, unpack_all_brain_info
+from mlagents.envs.ray_env_worker import (
+    LOOPBACK,
+    ChannelAddress,
+    ChannelListener,
+    channel_host,
+    connect_channel,
+    pack_all_brain_info,
+    unpack_all_brain_info,
+)
+from mlagents.envs.tests.processes import port_is_free
 
 
 def brain_info(n: int, cameras: int) -> BrainInfo:
@@ -59,3 +75,63 @@ def test_per_agent_lists_travel_as_arrays() -> None:
     assert packed.local_done is not None and packed.local_done.dtype == bool
     assert packed.agents is not None and packed.agents.shape == (5,)
     assert packed.visual_observations[0].shape == (5, 4, 5, 3)
+
+
+def test_channel_host_is_loopback_on_the_managers_node_only() -> None:
+    assert channel_host("node-a", "node-a", "10.1.2.3") == LOOPBACK
+    assert channel_host("node-b", "node-a", "10.1.2.3") == "10.1.2.3"
+    assert channel_host("node-b", None, "10.1.2.3") == "10.1.2.3"
+
+
+def test_listener_accepts_only_the_holder_of_its_key() -> None:
+    listener = ChannelListener(LOOPBACK)
+    accepted: list[Connection | None] = []
+    done = threading.Event()
+
+    def accept() -> None:
+        accepted.append(listener.accept(timeout=60.0))  # only a bound: the connections are the events
+        done.set()
+
+    thread = threading.Thread(target=accept)
+    thread.start()
+    client: Connection | None = None
+    try:
+        address = listener.address
+        assert address.host == LOOPBACK and len(address.authkey) == 32
+        with pytest.raises(AuthenticationError):
+            connect_channel(address._replace(authkey=os.urandom(32)), timeout=10.0)
+        assert not done.is_set()  # the refused peer did not end the wait
+        client = connect_channel(address, timeout=10.0)
+        assert done.wait(30.0)
+        server = accepted[0]
+        assert server is not None
+        client.send(("step", [1, 2]))
+        assert server.recv() == ("step", [1, 2])
+        server.send("answer")
+        assert client.recv() == "answer"
+        server.close()
+        assert client.poll(10.0)
+        with pytest.raises(EOFError):  # the other end's close is seen as end of file
+            client.recv()
+    finally:
+        thread.join(30.0)
+        listener.close()
+        if client is not None:
+            client.close()
+    assert port_is_free(address.port)
+
+
+def test_listener_gives_up_when_nobody_connects() -> None:
+    listener = ChannelListener(LOOPBACK)
+    try:
+        assert listener.accept(timeout=0.05) is None
+    finally:
+        listener.close()
+
+
+def test_connecting_to_a_closed_port_fails_at_once() -> None:
+    with socket.socket() as probe:  # a port that was free a moment ago and has no listener
+        probe.bind((LOOPBACK, 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(ConnectionRefusedError):
+        connect_channel(ChannelAddress(LOOPBACK, port, b"k" * 32), timeout=10.0)

@@ -28,6 +28,7 @@ from mlagents.envs.brain import BrainInfo
 from mlagents.envs.env_manager import EnvManager
 from mlagents.envs.environment import UnityEnvironment
 from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
+from mlagents.envs.tests.example_builds import TiltPolicy
 from mlagents.envs.tests.processes import process_alive, session_members
 from mlagents.example_envs.ports import find_free_port_range
 from mlagents.trainers import learn
@@ -193,16 +194,6 @@ def node_resource_names() -> dict[str, str]:
 # ------------------------------------------------------------------------------------------ policies
 
 
-class TiltPolicy:
-    """3DBall: tilt the platform against the ball's offset; a function of the observation only, so a
-    worker's episodes depend on its seed alone, whatever else runs."""
-
-    def get_action(self, brain_info: BrainInfo) -> ActionInfo:
-        observations = brain_info.vector_observations
-        action = np.clip(-2.0 * observations[:, 5:7] + 0.5 * observations[:, 0:2], -1.0, 1.0)
-        return ActionInfo(action.astype(np.float32), None, None, None, None)
-
-
 def rewards_per_worker(manager: EnvManager, steps: int) -> dict[str, list[list[float]]]:
     """Step ``manager`` until every worker made ``steps`` steps; per worker, its agents' rewards of
     each of its first ``steps`` steps (agent ids start with ``$<worker>-``)."""
@@ -223,6 +214,20 @@ def ball_factory(seed: int, base_port: int) -> Any:
     )
 
 
+def assert_direct_connections(manager: RayEnvManager) -> None:
+    """Every worker is stepped on a direct connection, to loopback on the manager's node and to
+    the node's address elsewhere (the second node here)."""
+    here = ray.get_runtime_context().get_node_id()
+    node_ips = {node["NodeID"]: node["NodeManagerAddress"] for node in ray.nodes()}
+    hosts = []
+    for worker in manager.env_workers:
+        assert worker.conn is not None and worker.started is not None and worker.started.channel is not None
+        node_id = worker.started.node_id
+        hosts.append(worker.started.channel.host)
+        assert hosts[-1] == ("127.0.0.1" if node_id == here else node_ips[node_id])
+    assert any(host not in ("127.0.0.1", node_ips.get(here)) for host in hosts), hosts
+
+
 # ------------------------------------------------------------------------------------------ tests
 
 
@@ -237,6 +242,7 @@ def test_same_episodes_as_subprocess_manager_across_two_nodes(ray_cluster: RayCl
         names = node_resource_names()
         placed = [names[node_id] for node_id in ray_manager.worker_nodes if node_id is not None]
         assert sorted(placed) == ["head_node", "head_node", "second_node", "second_node"]
+        assert_direct_connections(ray_manager)
         actual = rewards_per_worker(ray_manager, 40)
         build_pids = [worker.started.build_pid for worker in ray_manager.env_workers if worker.started]
     finally:
