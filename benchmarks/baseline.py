@@ -126,16 +126,19 @@ def run_json(script: Path, args: Sequence[str], environ: dict[str, str] | None =
 
 def add_original_option(parser: Any) -> None:
     """``--original DIR``: also run the original ML-Agents 0.9.3 trainer that DIR makes importable
-    (``DIR/mlagents/trainers``, prepared by hand for TensorFlow 2's ``tf.compat.v1``; nothing of it
-    ships here)."""
+    (``DIR/mlagents/trainers``, and the original ``DIR/mlagents/envs`` for the whole original Python
+    side, prepared by hand for today's TensorFlow, numpy and protobuf as benchmarks/README.md
+    describes; nothing of it ships here)."""
     parser.add_argument(
         "--original", type=Path, metavar="DIR", help="also run the original 0.9.3 trainer importable from DIR"
     )
 
 
 def original_environ(folder: Path) -> dict[str, str]:
-    """The environment of a child process that imports the original trainer from ``folder`` and
-    everything else (``mlagents.envs``, the builds' packages) from this tree.
+    """The environment of a child process that imports the original trainer (and the original
+    ``mlagents.envs`` when ``folder`` holds it) from ``folder`` and everything else from this tree.
+    The example builds must not import from ``folder``: a ``sitecustomize.py`` there takes it off
+    ``PYTHONPATH`` for the processes the original starts (benchmarks/README.md).
 
     Raises ``SystemExit`` with one line when ``folder`` holds no original trainer.
     """

@@ -19,9 +19,9 @@ Sides, alternating round by round so that a busy machine slows them alike:
 * this tree;
 * ``--baseline REV``: an earlier revision of this repository (its trainer, builds and config);
 * ``--original DIR``: the original ML-Agents 0.9.3 trainer that DIR makes importable
-  (``DIR/mlagents/trainers``, prepared by hand for TensorFlow 2's ``tf.compat.v1``; nothing of it
-  ships here), with this tree's ``mlagents.envs``, builds and config: what a run of the original
-  costs on the same builds;
+  (``DIR/mlagents/trainers``, with the original ``DIR/mlagents/envs`` for the whole original
+  Python side, prepared by hand as benchmarks/README.md describes; nothing of it ships here),
+  with this tree's builds and config: what a run of the original costs on the same builds;
 * ``--sac``: this tree once more with ``config/sac_trainer_config.yaml`` (the brain's Soft
   Actor-Critic section) beside the PPO run: what SAC costs per environment step.
 
