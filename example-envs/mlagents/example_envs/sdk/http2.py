@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 
 from hpack import Decoder
-from hpack.hpack import encode_integer
+from hpack.hpack import decode_integer, encode_integer
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
@@ -81,9 +81,14 @@ class CallFailed(ConnectionEnded):
         self.message = message
 
 
+def frame_header(kind: int, flags: int, stream: int, length: int) -> bytes:
+    """The 9 bytes before an HTTP/2 frame's payload: 24-bit length, type, flags, 31-bit stream id."""
+    return length.to_bytes(3, "big") + bytes((kind, flags)) + stream.to_bytes(4, "big")
+
+
 def frame(kind: int, flags: int, stream: int, payload: bytes = b"") -> bytes:
-    """One HTTP/2 frame: 24-bit length, type, flags, 31-bit stream id, payload."""
-    return len(payload).to_bytes(3, "big") + bytes((kind, flags)) + stream.to_bytes(4, "big") + payload
+    """One HTTP/2 frame: its header, then ``payload``."""
+    return frame_header(kind, flags, stream, len(payload)) + payload
 
 
 def _literal(name: bytes, value: bytes) -> bytes:
@@ -105,39 +110,24 @@ def request_header_block(authority: str, path: str) -> bytes:
     return b"".join(_literal(name, value) for name, value in headers)
 
 
-def _hpack_integer(block: bytes, at: int, mask: int) -> tuple[int, int]:
-    """The HPACK integer at ``block[at]`` with a prefix of ``mask`` bits; returns it and the
-    position after it."""
-    value = block[at] & mask
-    at += 1
-    if value == mask:
-        shift = 0
-        while True:
-            byte = block[at]
-            at += 1
-            value += (byte & 0x7F) << shift
-            shift += 7
-            if not byte & 0x80:
-                break
-    return value, at
-
-
 def leaves_table(block: bytes) -> bool:
     """Whether decoding a (well-formed) HPACK header block leaves the dynamic table as it is: it
     holds only indexed fields and literals without indexing. Then the same bytes mean the same
     headers until some other block changes the table."""
+    view = memoryview(block)
     at = 0
-    while at < len(block):
-        byte = block[at]
-        if byte & 0x80:  # indexed field
-            _, at = _hpack_integer(block, at, 0x7F)
+    while at < len(view):
+        byte = view[at]
+        if byte & 0x80:  # indexed field: a 7-bit-prefix index
+            _, used = decode_integer(view[at:], 7)
+            at += used
         elif byte & 0xE0 == 0:  # literal without indexing (0000) or never indexed (0001)
-            index, at = _hpack_integer(block, at, 0x0F)
-            if index == 0:  # the name is a string of its own
-                length, at = _hpack_integer(block, at, 0x7F)
-                at += length
-            length, at = _hpack_integer(block, at, 0x7F)
-            at += length
+            index, used = decode_integer(view[at:], 4)
+            at += used
+            strings = 2 if index == 0 else 1  # a name of its own, then the value
+            for _ in range(strings):
+                length, used = decode_integer(view[at:], 7)  # the top bit is the Huffman flag
+                at += used + length
         else:  # literal with indexing, or a table size update
             return False
     return True
@@ -239,7 +229,7 @@ class GrpcChannel:
         self._headers = None
         self._trailers = None
         body = memoryview(b"\x00" + len(request).to_bytes(4, "big") + request)
-        out = [frame(HEADERS, END_HEADERS, stream, block)]
+        out: list[bytes | memoryview] = [frame(HEADERS, END_HEADERS, stream, block)]
         sent = 0
         while sent < len(body):
             size = min(self._connection_window, self._stream_window, self._max_frame, len(body) - sent)
@@ -252,7 +242,8 @@ class GrpcChannel:
                     break  # the server answered before reading everything (an error status)
                 continue
             flags = END_STREAM if sent + size == len(body) else 0
-            out.append(frame(DATA, flags, stream, bytes(body[sent : sent + size])))
+            # The payload goes out as a view of the message: no copy per frame.
+            out += (frame_header(DATA, flags, stream, size), body[sent : sent + size])
             self._connection_window -= size
             self._stream_window -= size
             sent += size
