@@ -33,6 +33,9 @@ from mlagents.envs.exception import UnityCommunicationException
 from mlagents.envs.pipe_messages import (
     STEP,
     decode_actions,
+    decode_all_brain_info,
+    decode_timers,
+    encode_actions,
     encode_all_brain_info,
     encode_timers,
     send_object,
@@ -79,6 +82,39 @@ class WorkerReady(NamedTuple):
 
     build_pid: int | None
     build_log_path: str | None
+
+
+def send_command(conn: Connection, name: str, payload: Any = None) -> None:
+    """Send the manager's command ``name`` to a worker: a step as a plain tuple with its actions
+    encoded (the hot path, see :mod:`~mlagents.envs.pipe_messages`), any other command as an
+    :class:`EnvironmentCommand`. Either reads back as ``EnvironmentCommand(*conn.recv())``.
+
+    :raises BrokenPipeError, EOFError, OSError: the connection is gone.
+    """
+    if name == STEP:
+        send_object(conn, (STEP, encode_actions(payload)))
+    else:
+        send_object(conn, EnvironmentCommand(str(name), payload))
+
+
+def step_reply(worker_id: int, all_brain_info: AllBrainInfo) -> tuple[Any, ...]:
+    """A worker's answer to a step as plain data: its observations and this step's timers (read
+    back by :func:`receive_response` as ``EnvironmentResponse(STEP, worker_id, StepResponse)``)."""
+    return (STEP, worker_id, (encode_all_brain_info(all_brain_info), encode_timers(get_timer_root())))
+
+
+def receive_response(conn: Connection) -> EnvironmentResponse:
+    """A worker's next message, a step's plain-data answer (:func:`step_reply`) decoded.
+
+    :raises EOFError, OSError: the connection is gone.
+    """
+    response = conn.recv()
+    if type(response) is tuple:
+        name, worker_id, (all_brain_info, timers) = response
+        return EnvironmentResponse(
+            name, worker_id, StepResponse(decode_all_brain_info(all_brain_info), decode_timers(timers))
+        )
+    return response  # type: ignore[no-any-return]
 
 
 class WorkerError(NamedTuple):
@@ -271,11 +307,8 @@ def worker(
             raise _ManagerGone() from error
 
     def reply_step(all_brain_info: AllBrainInfo) -> None:
-        # A plain tuple of plain data (see mlagents.envs.pipe_messages); the manager turns it into
-        # EnvironmentResponse(STEP, worker_id, StepResponse(...)).
-        message = (STEP, worker_id, (encode_all_brain_info(all_brain_info), encode_timers(get_timer_root())))
         try:
-            send_object(parent_conn, message)
+            send_object(parent_conn, step_reply(worker_id, all_brain_info))
         except (BrokenPipeError, EOFError, OSError) as error:
             raise _ManagerGone() from error
 
@@ -305,7 +338,7 @@ def worker(
                 ) from None
             if name is WorkerCommand.CLOSE:
                 break
-            reply(name.value, _answer(env, name, command.payload))
+            reply(name.value, answer_command(env, name, command.payload))
     except KeyboardInterrupt:
         # Ctrl-C reaches every process of the terminal's process group; the main process handles it.
         logger.info("UnityEnvironment worker %d: environment stopping.", worker_id)
@@ -334,7 +367,7 @@ def worker(
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _answer(env: BaseUnityEnvironment, command: WorkerCommand, payload: Any) -> Any:
+def answer_command(env: BaseUnityEnvironment, command: WorkerCommand, payload: Any) -> Any:
     """What the environment answers to ``command`` (any command but STEP and CLOSE)."""
     if command is WorkerCommand.RESET:
         config, train_mode, custom_reset_parameters = payload

@@ -46,15 +46,13 @@ import cloudpickle
 from mlagents.envs.action_info import ActionInfo
 from mlagents.envs.async_env_manager import LIVENESS_CHECK_INTERVAL, AsyncEnvManager
 from mlagents.envs.env_manager import EnvFactory
-from mlagents.envs.env_worker import EnvironmentCommand, LoggingSetup, WorkerError
-from mlagents.envs.exception import UnityCommunicationException, UnityEnvironmentException
-from mlagents.envs.pipe_messages import (
-    STEP,
-    decode_all_brain_info,
-    decode_timers,
-    encode_actions,
-    send_object,
+from mlagents.envs.env_worker import (
+    LoggingSetup,
+    WorkerError,
+    receive_response,
+    send_command,
 )
+from mlagents.envs.exception import UnityCommunicationException, UnityEnvironmentException
 from mlagents.envs.ray_env_worker import (
     CHANNEL_GROUP,
     ActorStarted,
@@ -336,11 +334,7 @@ class RayTransport(WorkerTransport[RayWorker]):
     def _send_on_connection(self, worker: RayWorker, command: WorkerCommand, payload: Any) -> None:
         assert worker.conn is not None
         try:
-            # The hot path: a plain tuple, actions encoded (see pipe_messages), as on a worker's pipe.
-            if command is WorkerCommand.STEP:
-                send_object(worker.conn, (STEP, encode_actions(payload)))
-            else:
-                send_object(worker.conn, EnvironmentCommand(command.value, payload))
+            send_command(worker.conn, command.value, payload)
         except (BrokenPipeError, EOFError, OSError) as error:
             worker.send_failure = error
 
@@ -358,12 +352,9 @@ class RayTransport(WorkerTransport[RayWorker]):
         """The outcome of ``worker``'s command from its answer on the direct connection."""
         assert worker.conn is not None
         try:
-            response = worker.conn.recv()
+            response = receive_response(worker.conn)
         except (EOFError, OSError) as error:
             return Lost(self._explain_lost_connection(worker, error))
-        if type(response) is tuple:  # a step's answer, as plain data (see pipe_messages)
-            _, _, (all_brain_info, timers) = response
-            return StepResponse(decode_all_brain_info(all_brain_info), decode_timers(timers))
         if response.name == "env_error":
             reported: WorkerError = response.payload
             raised = reported.to_exception(worker.worker_id)
@@ -423,7 +414,7 @@ class RayTransport(WorkerTransport[RayWorker]):
         did (None when the actor is gone already)."""
         if worker.conn is not None:
             try:
-                send_object(worker.conn, EnvironmentCommand(WorkerCommand.CLOSE.value))
+                send_command(worker.conn, WorkerCommand.CLOSE.value)
             except (BrokenPipeError, EOFError, OSError):
                 pass  # serve ended already (having closed the environment), or the actor died
             return worker.serve_ref  # serve closes the environment, then returns

@@ -43,12 +43,16 @@ from mlagents.envs.base_unity_environment import BaseUnityEnvironment
 from mlagents.envs.brain import AllBrainInfo, BrainInfo, BrainParameters
 from mlagents.envs.communicator_objects import CustomResetParameters
 from mlagents.envs.env_manager import EnvFactory, advance_environment, create_environment
-from mlagents.envs.env_worker import EnvironmentResponse, LoggingSetup, WorkerError
+from mlagents.envs.env_worker import (
+    EnvironmentResponse,
+    LoggingSetup,
+    WorkerError,
+    answer_command,
+    step_reply,
+)
 from mlagents.envs.pipe_messages import (
     STEP,
     decode_actions,
-    encode_all_brain_info,
-    encode_timers,
     send_object,
 )
 from mlagents.envs.timers import TimerNode, get_timer_root, reset_timers
@@ -363,22 +367,15 @@ class EnvActor:
         """The answer to a command that came on the direct connection, as the subprocess manager's
         workers send it (see :func:`mlagents.envs.env_worker.worker`)."""
         if name == STEP:
-            all_brain_info = encode_all_brain_info(self._advance(decode_actions(payload)))
-            message = (STEP, self.worker_id, (all_brain_info, encode_timers(get_timer_root())))
+            message = step_reply(self.worker_id, self._advance(decode_actions(payload)))
             reset_timers()
             return message
-        command = WorkerCommand(name)
-        if command is WorkerCommand.RESET:
-            config, train_mode, custom_reset_parameters = payload
-            answer: Any = self._reset(config, train_mode, custom_reset_parameters)
-        elif command is WorkerCommand.EXTERNAL_BRAINS:
-            answer = self.external_brains()
-        elif command is WorkerCommand.RESET_PARAMETERS:
-            answer = self.reset_parameters()
-        elif command is WorkerCommand.GLOBAL_DONE:
-            answer = self.global_done()
-        else:
-            raise ValueError(f"Unknown command {name!r} sent to Ray worker {self.worker_id}")
+        try:
+            command = WorkerCommand(name)
+        except ValueError:
+            raise ValueError(f"Unknown command {name!r} sent to Ray worker {self.worker_id}") from None
+        with self._lock:
+            answer = answer_command(self._env(), command, payload)
         return EnvironmentResponse(command.value, self.worker_id, answer)
 
     def step(self, all_action_info: dict[str, ActionInfo]) -> PackedStep:

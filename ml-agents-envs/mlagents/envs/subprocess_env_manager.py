@@ -47,15 +47,10 @@ from mlagents.envs.env_worker import (
     StepResponse,
     WorkerError,
     WorkerReady,
+    receive_response,
+    send_command,
 )
 from mlagents.envs.exception import UnityCommunicationException
-from mlagents.envs.pipe_messages import (
-    STEP,
-    decode_all_brain_info,
-    decode_timers,
-    encode_actions,
-    send_object,
-)
 from mlagents.envs.restart_policy import RestartPolicy
 from mlagents.envs.worker_transport import Lost, WorkerCommand, WorkerHandle, WorkerTransport
 
@@ -125,10 +120,7 @@ class UnityEnvWorker(WorkerHandle):
         :raises UnityCommunicationException: the worker is gone.
         """
         try:
-            if name == STEP:  # the hot path: a plain tuple, actions encoded (see pipe_messages)
-                send_object(self.conn, (STEP, encode_actions(payload)))
-            else:
-                send_object(self.conn, EnvironmentCommand(str(name), payload))
+            send_command(self.conn, name, payload)
         except (BrokenPipeError, EOFError, OSError) as error:
             raise UnityCommunicationException(
                 "UnityEnvironment worker: send failed. " + self.describe_exit()
@@ -147,15 +139,9 @@ class UnityEnvWorker(WorkerHandle):
         :raises UnityCommunicationException: the worker is gone.
         """
         try:
-            response = self.conn.recv()
+            return receive_response(self.conn)
         except (BrokenPipeError, EOFError, OSError) as error:
             raise _PipeClosed("UnityEnvironment worker: recv failed. " + self.describe_exit()) from error
-        if type(response) is tuple:  # a step's answer, as plain data (see pipe_messages)
-            name, worker_id, (all_brain_info, timers) = response
-            return EnvironmentResponse(
-                name, worker_id, StepResponse(decode_all_brain_info(all_brain_info), decode_timers(timers))
-            )
-        return response  # type: ignore[no-any-return]
 
     def recv(self) -> EnvironmentResponse:
         """Receive one message (blocking; see :meth:`poll`).
