@@ -10,6 +10,7 @@ import logging
 import os
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -163,6 +164,23 @@ def pids_of(manager: RayEnvManager, seen: list[int]) -> list[int]:
     return seen
 
 
+@contextmanager
+def ends_everything(
+    manager: RayEnvManager, ports: range, close_timeout: float | None = None
+) -> Iterator[list[int]]:
+    """Run the block with a list for the pids it sees (:func:`pids_of`), close ``manager`` however
+    the block ends and, when it ended normally, :func:`assert_all_ended`."""
+    pids: list[int] = []
+    try:
+        yield pids
+    finally:
+        if close_timeout is None:
+            manager.close()
+        else:
+            manager.close(timeout=close_timeout)
+    assert_all_ended(manager, pids, ports)
+
+
 @pytest.mark.slow
 def test_steps_travel_on_the_direct_connections(
     local_ray: None,
@@ -175,8 +193,7 @@ def test_steps_travel_on_the_direct_connections(
     spy = CallSpy(monkeypatch)
     base_port = free_port_range(2)
     manager = RayEnvManager(ball_factory(11, base_port), 2)
-    pids: list[int] = []
-    try:
+    with ends_everything(manager, range(base_port, base_port + 2)) as pids:
         for worker in manager.env_workers:
             assert worker.conn is not None and worker.started is not None
             assert worker.started.channel is not None and worker.started.channel.host == LOOPBACK
@@ -184,11 +201,8 @@ def test_steps_travel_on_the_direct_connections(
         actual = episodes_per_worker(manager, 30)
         assert manager.ask_every_worker(WorkerCommand.GLOBAL_DONE) == [False, False]
         pids_of(manager, pids)
-    finally:
-        manager.close()
     assert actual == subprocess_episodes
     assert spy.commands == []
-    assert_all_ended(manager, pids, range(base_port, base_port + 2))
 
 
 @pytest.mark.slow
@@ -213,19 +227,15 @@ def test_without_a_direct_connection_steps_go_through_ray_calls(
     base_port = free_port_range(2)
     caplog.set_level(logging.DEBUG, logger="mlagents.envs")
     manager = RayEnvManager(ball_factory(11, base_port), 2)
-    pids: list[int] = []
-    try:
+    with ends_everything(manager, range(base_port, base_port + 2)) as pids:
         assert [worker.conn for worker in manager.env_workers] == [None, None]
         actual = episodes_per_worker(manager, 30)
         pids_of(manager, pids)
-    finally:
-        manager.close()
     assert actual == subprocess_episodes
     assert WorkerCommand.STEP in spy.commands and WorkerCommand.RESET in spy.commands
     fallbacks = [record for record in caplog.records if "no direct connection" in record.getMessage()]
     assert [record.levelno for record in fallbacks] == [logging.WARNING, logging.DEBUG]
     assert "AuthenticationError" in fallbacks[0].getMessage() and "\n" not in fallbacks[0].getMessage()
-    assert_all_ended(manager, pids, range(base_port, base_port + 2))
 
 
 @pytest.mark.slow
@@ -234,8 +244,7 @@ def test_a_build_that_dies_is_reported_with_its_worker(
 ) -> None:
     base_port = free_port_range(2)
     manager = RayEnvManager(basic_factory(base_port, {1: ["--fault-exit-after", "4"]}), 2)
-    pids: list[int] = []
-    try:
+    with ends_everything(manager, range(base_port, base_port + 2)) as pids:
         manager.set_policy(BASIC, RightPolicy())  # type: ignore[arg-type]
         manager.reset()
         pids_of(manager, pids)
@@ -245,9 +254,6 @@ def test_a_build_that_dies_is_reported_with_its_worker(
         notes = "\n".join(getattr(raised.value, "__notes__", []))
         build_pid = manager.env_workers[1].started.build_pid  # type: ignore[union-attr]
         assert "The worker is Ray worker 1 (node" in notes and f"build pid {build_pid}" in notes
-    finally:
-        manager.close()
-    assert_all_ended(manager, pids, range(base_port, base_port + 2))
 
 
 @pytest.mark.slow
@@ -258,8 +264,7 @@ def test_a_build_that_dies_is_restarted_on_a_new_connection(
     policy = RestartPolicy(RestartLimits(-1, -1, 60.0))
     factory = basic_factory(base_port, {1: ["--fault-exit-after", "4"]})
     manager = RayEnvManager(factory, 2, restart_policy=policy)
-    pids: list[int] = []
-    try:
+    with ends_everything(manager, range(base_port, base_port + 2)) as pids:
         manager.set_policy(BASIC, RightPolicy())  # type: ignore[arg-type]
         manager.reset()
         lost = manager.env_workers[1]
@@ -276,10 +281,7 @@ def test_a_build_that_dies_is_restarted_on_a_new_connection(
                 stepped.add(str(step.current_all_brain_info[BASIC].agents[0]).split("-")[0])
         pids_of(manager, pids)
         assert len(pids) == 6  # two actors and builds, and those of the restart
-    finally:
-        manager.close()
     assert actor_gone(lost.actor)
-    assert_all_ended(manager, pids, range(base_port, base_port + 2))
 
 
 @pytest.mark.slow
@@ -287,8 +289,7 @@ def test_a_dead_actor_is_reported_by_ray(local_ray: None, free_port_range: Calla
     """The actor's end closes its connection; Ray says why, and close() still ends its build."""
     base_port = free_port_range(2)
     manager = RayEnvManager(basic_factory(base_port, {}), 2)
-    pids: list[int] = []
-    try:
+    with ends_everything(manager, range(base_port, base_port + 2)) as pids:
         manager.set_policy(BASIC, RightPolicy())  # type: ignore[arg-type]
         manager.reset()
         pids_of(manager, pids)
@@ -298,9 +299,6 @@ def test_a_dead_actor_is_reported_by_ray(local_ray: None, free_port_range: Calla
         ):
             for _ in range(100):
                 manager.step()
-    finally:
-        manager.close()
-    assert_all_ended(manager, pids, range(base_port, base_port + 2))
 
 
 @pytest.mark.slow
@@ -311,8 +309,7 @@ def test_an_interrupt_with_a_step_in_flight_leaves_nothing(
     hangs after a few steps): close() ends every actor and build, the hung ones too."""
     base_port = free_port_range(3)
     manager = RayEnvManager(basic_factory(base_port, {2: ["--fault-hang-after", "4"]}), 3)
-    pids: list[int] = []
-    try:
+    with ends_everything(manager, range(base_port, base_port + 3), close_timeout=3.0) as pids:
         manager.set_policy(BASIC, RightPolicy(interrupt_without=2))  # type: ignore[arg-type]
         manager.reset()
         pids_of(manager, pids)
@@ -320,6 +317,3 @@ def test_an_interrupt_with_a_step_in_flight_leaves_nothing(
             while True:
                 manager.step()
         assert manager.env_workers[2].waiting
-    finally:
-        manager.close(timeout=3.0)
-    assert_all_ended(manager, pids, range(base_port, base_port + 3))
