@@ -10,7 +10,9 @@ ten times a second. Each process is counted as one of three kinds:
 * **builds**: every other process of the run (the example builds the workers start).
 
 The table gives per side the CPU milliseconds per environment step of each kind, their total,
-the wall-clock seconds of the whole run (start-up included) and the steps per wall-clock second.
+the wall-clock seconds of the whole run (start-up included) and the steps per wall-clock second,
+then the steps per second between the trainer's first and last progress lines ("steady") and the
+wall-clock seconds outside the trainer's clock (start-up before it, shutdown after its last line).
 "unseen" is the CPU that the operating system accounted to the run when it ended but that no
 reading saw (what a process used after the last reading, about a tenth of a second each).
 
@@ -39,7 +41,9 @@ Prints figures only; it asserts nothing.
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import re
 import resource
 import signal
 import statistics
@@ -133,8 +137,8 @@ def write_config(source: Path, folder: Path, max_steps: int) -> Path:
 def table(sides: list[Side], max_steps: int) -> str:
     """The Markdown table of the sides' medians over their rounds."""
     lines = [
-        "| side | trainer | workers | builds | total (+ unseen) | wall s | steps/s |",
-        "|---|---|---|---|---|---|---|",
+        "| side | trainer | workers | builds | total (+ unseen) | wall s | steps/s | steady steps/s | outside s |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for side in sides:
         median = {key: statistics.median(r[key] for r in side.rounds) for key in side.rounds[0]}
@@ -142,16 +146,27 @@ def table(sides: list[Side], max_steps: int) -> str:
         total = sum(per_step[kind] for kind in KINDS)
         lines.append(
             f"| {side.label} | {per_step['trainer']:.2f} | {per_step['workers']:.2f} | {per_step['builds']:.2f} "
-            f"| {total:.2f} (+ {per_step['unseen']:.2f}) | {median['wall']:.0f} | {max_steps / median['wall']:.0f} |"
+            f"| {total:.2f} (+ {per_step['unseen']:.2f}) | {median['wall']:.0f} | {max_steps / median['wall']:.0f} "
+            f"| {median['steady']:.0f} | {median['outside']:.1f} |"
         )
     lines.append("")
-    lines.append("CPU milliseconds per environment step (median over the rounds); wall: the whole run.")
+    lines.append(
+        "CPU milliseconds per environment step (median over the rounds); wall: the whole run; steady: "
+        "between the first and the last progress line; outside: the run's wall-clock seconds before "
+        "the trainer's clock started and after its last progress line (start-up and shutdown)."
+    )
     if len(sides) > 1:
         last = sides[-1]
         wall = statistics.median(r["wall"] for r in last.rounds)
         for side in sides[:-1]:
             ratio = statistics.median(r["wall"] for r in side.rounds) / wall
-            lines.append(f"{last.label}: {ratio:.2f}x the steps per wall-clock second of {side.label}.")
+            steady = statistics.median(r["steady"] for r in last.rounds) / statistics.median(
+                r["steady"] for r in side.rounds
+            )
+            lines.append(
+                f"{last.label}: {ratio:.2f}x the steps per wall-clock second of {side.label} "
+                f"({steady:.2f}x steady)."
+            )
     return "\n".join(lines)
 
 
@@ -206,7 +221,26 @@ def run_once(
     accounted = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     figures["unseen"] = max(0.0, accounted - sum(figures[kind] for kind in KINDS))
     figures["wall"] = wall
+    figures.update(progress_figures(output, wall))
     return figures
+
+
+#: A trainer's progress line (the original's and this tree's): "... Step: 2000. Time Elapsed: 2.376 s ..."
+PROGRESS_LINE = re.compile(r"Step: (\d+)\. Time Elapsed: ([\d.]+) s")
+
+
+def progress_figures(output: str, wall: float) -> dict[str, float]:
+    """Steps per second ("steady") between the first and the last progress line of ``output``;
+    and ("outside") ``wall`` minus the trainer's clock at its last progress line. NaN where the run
+    printed too few progress lines (a run shorter than two ``summary_freq``)."""
+    points = [(int(step), float(seconds)) for step, seconds in PROGRESS_LINE.findall(output)]
+    steady = outside = math.nan
+    if points:
+        outside = wall - points[-1][1]
+    if len(points) >= 2 and points[-1][1] > points[0][1]:
+        (first_step, first_time), (last_step, last_time) = points[0], points[-1]
+        steady = (last_step - first_step) / (last_time - first_time)
+    return {"steady": steady, "outside": outside}
 
 
 def main() -> None:

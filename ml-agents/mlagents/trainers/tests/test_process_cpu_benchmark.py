@@ -1,5 +1,6 @@
 """benchmarks/process_cpu.py: how it finds and sorts a run's processes, and a real short run."""
 
+import math
 import re
 import subprocess
 import sys
@@ -84,3 +85,18 @@ def test_a_short_run_has_cpu_in_every_kind_of_process(free_port_range):
     # Most of what the operating system accounted to the run was seen process by process.
     assert unseen < total
     assert_nothing_left(ports=[base_port, base_port + 1])
+
+
+def test_progress_lines_of_both_trainers_give_the_steady_rate_and_the_time_outside():
+    process_cpu = benchmark_module("process_cpu")
+    output = "\n".join(
+        [
+            "INFO:mlagents.trainers: run: BasicLearning: Step: 2001. Time Elapsed: 1.5 s Mean Reward: 0.1.",
+            "INFO:mlagents.trainers: run-0: BasicLearning: Step: 4000. Time Elapsed: 2.5 s Mean Reward: 0.2.",
+            "INFO:mlagents.trainers: run: BasicLearning: Step: 6001. Time Elapsed: 3.5 s Mean Reward: 0.3.",
+        ]
+    )
+    figures = process_cpu.progress_figures(output, wall=5.0)
+    assert figures == {"steady": 2000.0, "outside": 1.5}
+    one_line = process_cpu.progress_figures(output.splitlines()[0], wall=5.0)
+    assert one_line["outside"] == 3.5 and math.isnan(one_line["steady"])
