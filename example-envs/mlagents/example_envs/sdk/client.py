@@ -22,7 +22,13 @@ from .brains import BrainSettings
 from .http2 import ConnectionEnded, GrpcChannel
 from .scene import Scene
 from .specs import SceneSpec
-from .wire import API_VERSION, STATUS_OK, initialization_message, input_from_message, output_message
+from .wire import (
+    API_VERSION,
+    STATUS_OK,
+    initialization_message,
+    input_from_message,
+    output_message_bytes,
+)
 
 logger = logging.getLogger("mlagents.example_envs")
 
@@ -130,9 +136,10 @@ def run_alone(scene: type[Scene], options: ClientOptions) -> int:
     return 0
 
 
-def _exchange(channel: GrpcChannel, message: UnityMessage) -> UnityMessage:
-    """One call: ``message`` to Python, its reply back."""
-    return UnityMessage.FromString(channel.unary(EXCHANGE, message.SerializeToString()))
+def _exchange(channel: GrpcChannel, message: UnityMessage | bytes) -> UnityMessage:
+    """One call: ``message`` (or its serialized bytes) to Python, its reply back."""
+    payload = message if isinstance(message, bytes) else message.SerializeToString()
+    return UnityMessage.FromString(channel.unary(EXCHANGE, payload))
 
 
 def _exchange_loop(
@@ -171,6 +178,6 @@ def _exchanges(academy: Academy, channel: GrpcChannel, options: ClientOptions) -
         if output is None:
             logger.info("%s: Python sent QUIT; quitting.", name)
             return 0
-        reply = _exchange(channel, output_message(output))
+        reply = _exchange(channel, output_message_bytes(output))
         exchanges += 1
         faults.check(exchanges)

@@ -16,11 +16,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from google.protobuf.message import DecodeError
 
-from mlagents.envs.communicator_objects import Header, UnityInput, UnityMessage, UnityRLInput
+from mlagents.envs.communicator_objects import (
+    AgentInfoProto,
+    Header,
+    UnityInput,
+    UnityMessage,
+    UnityOutput,
+    UnityRLInput,
+    UnityRLOutput,
+)
 from mlagents.example_envs.sdk.client import ClientOptions, run_client
-from mlagents.example_envs.sdk.png import decode_png
+from mlagents.example_envs.sdk.messages import AcademyOutput, DecisionBatch
+from mlagents.example_envs.sdk.png import decode_png, encode_png
 from mlagents.example_envs.sdk.scene import AgentGroup, BrainSpec, CameraResolution, Scene, SceneSpec
+from mlagents.example_envs.sdk.wire import input_from_message, output_message_bytes
 from mlagents.example_envs.tests.mini_python import TIMEOUT, MiniPython
 
 BUILDS = Path(__file__).resolve().parents[3] / "builds"
@@ -366,3 +377,200 @@ def test_png_encoder_refuses_what_is_not_an_rgb_byte_image():
         encode_png(np.zeros((4, 4, 3), dtype=np.float32))
     with pytest.raises(ValueError, match=r"uint8 \(H, W, 3\)"):
         encode_png(np.zeros((4, 4), dtype=np.uint8))
+
+
+# ---------------------------------------------------------------------------------------------
+# The output message written as bytes by hand, against the message the generated classes build
+
+
+def reference_output_message(output: AcademyOutput) -> UnityMessage:
+    """The output message built field by field with the generated classes (what the SDK did
+    before it wrote the bytes itself): the reference the hand-written bytes must parse to."""
+    rl_output = UnityRLOutput(global_done=output.global_done)
+    for name, batch in output.batches.items():
+        infos = rl_output.agentInfos[name].value  # indexing creates the entry, even for k = 0
+        for i in range(len(batch.agents)):
+            info = infos.add(
+                stacked_vector_observation=batch.vector_observations[i].tolist(),
+                stored_vector_actions=batch.previous_vector_actions[i].tolist(),
+                reward=float(batch.rewards[i]),
+                done=bool(batch.local_done[i]),
+                max_step_reached=bool(batch.max_reached[i]),
+                id=int(batch.agents[i]),
+            )
+            info.visual_observations.extend(encode_png(camera[i]) for camera in batch.visual_observations)
+            if batch.action_masks is not None:
+                info.action_mask.extend(batch.action_masks[i].tolist())
+            if batch.memories is not None:
+                info.memories.extend(batch.memories[i].tolist())
+            if batch.text_observations is not None:
+                info.text_observation = batch.text_observations[i]
+            if batch.previous_text_actions is not None:
+                info.stored_text_actions = batch.previous_text_actions[i]
+    return UnityMessage(header=Header(status=200), unity_output=UnityOutput(rl_output=rl_output))
+
+
+def _batch(rng: np.random.Generator, ids: list[int], obs: int, actions: int, **fields) -> DecisionBatch:
+    k = len(ids)
+    values = dict(
+        agents=np.array(ids, dtype=np.int64),
+        vector_observations=rng.normal(size=(k, obs)).astype(np.float32),
+        visual_observations=[],
+        rewards=rng.normal(size=k).astype(np.float32),
+        local_done=rng.random(k) < 0.5,
+        max_reached=rng.random(k) < 0.5,
+        action_masks=None,
+        previous_vector_actions=rng.normal(size=(k, actions)).astype(np.float32),
+    )
+    values.update(fields)
+    return DecisionBatch(**values)
+
+
+def _outputs() -> dict[str, AcademyOutput]:
+    rng = np.random.default_rng(3)
+    k = 4
+    discrete = _batch(
+        rng,
+        [-1000, 0, 7, 2**31 - 1],
+        obs=6,
+        actions=2,
+        rewards=np.array([0.0, -0.0, 1.5, -1.0], dtype=np.float32),
+        local_done=np.array([True, False, True, False]),
+        max_reached=np.array([True, False, False, True]),
+        action_masks=rng.random((k, 5)) < 0.5,
+        memories=rng.normal(size=(k, 3)).astype(np.float32),
+        text_observations=["", "naïve text", "b", "c" * 200],
+        previous_text_actions=["left", "", "right", "up"],
+    )
+    continuous = _batch(rng, [-(2**31), -1014, -1028], obs=45, actions=2)
+    visual = _batch(
+        rng,
+        [-2000, -2014],
+        obs=0,
+        actions=1,
+        visual_observations=[
+            rng.integers(0, 256, (2, 4, 6, 3), dtype=np.uint8),
+            rng.integers(0, 256, (2, 3, 3, 3), dtype=np.uint8),
+        ],
+    )
+    empty = _batch(rng, [], obs=8, actions=2)
+    wide = _batch(rng, [-3000] * 3, obs=400, actions=300)  # lengths of 2-byte varints
+    return {
+        "several brains": AcademyOutput(
+            False, {"Discrete": discrete, "Continuous": continuous, "Idle": empty, "Visual": visual}
+        ),
+        "global done": AcademyOutput(True, {"Continuous": continuous, "Idle": empty}),
+        "only empty brains": AcademyOutput(True, {"Idle": empty, "Other": empty}),
+        "no brain": AcademyOutput(False, {}),
+        "long fields": AcademyOutput(False, {"Wide": wide}),
+    }
+
+
+OUTPUTS = _outputs()
+
+
+@pytest.mark.parametrize("case", list(OUTPUTS))
+def test_output_bytes_parse_to_the_message_the_generated_classes_build(case):
+    output = OUTPUTS[case]
+    parsed = UnityMessage.FromString(output_message_bytes(output))
+    expected = reference_output_message(output)
+    assert parsed == expected
+    # Presence too: an output always carries rl_output (an empty call carries no unity_output).
+    assert parsed.unity_output.HasField("rl_output")
+    assert set(parsed.unity_output.rl_output.agentInfos) == set(output.batches)
+
+
+def test_output_bytes_keep_negative_zero_rewards_and_int32_ids():
+    info = UnityMessage.FromString(output_message_bytes(OUTPUTS["several brains"]))
+    infos = info.unity_output.rl_output.agentInfos["Discrete"].value
+    assert [i.id for i in infos] == [-1000, 0, 7, 2**31 - 1]
+    assert np.signbit(infos[1].reward) and infos[1].reward == 0.0
+    assert infos[1].text_observation == "naïve text"
+
+
+@pytest.mark.parametrize(
+    "constant, other_field",
+    [
+        ("_KEY_OBSERVATION", "stored_vector_actions"),
+        ("_KEY_STORED_ACTIONS", "memories"),
+        ("_KEY_REWARD", "id"),
+        ("_KEY_ACTION_MASK", "memories"),
+        ("_KEY_VISUAL", "stored_text_actions"),
+        ("_KEY_TEXT_OBSERVATION", "stored_text_actions"),
+    ],
+)
+def test_a_wrong_key_is_caught_by_the_comparison(monkeypatch, constant, other_field):
+    """The comparison above fails when the encoder writes a field under another field's key."""
+    from mlagents.example_envs.sdk import wire
+
+    monkeypatch.setattr(wire, constant, wire._key(AgentInfoProto.DESCRIPTOR, other_field))
+    output = OUTPUTS["several brains"]
+    try:
+        parsed = UnityMessage.FromString(wire.output_message_bytes(output))
+    except DecodeError:  # bytes protobuf cannot parse: caught as well
+        return
+    assert parsed != reference_output_message(output)
+
+
+def test_output_bytes_refuse_an_id_outside_int32():
+    batch = _batch(np.random.default_rng(0), [2**31], obs=1, actions=1)
+    with pytest.raises(ValueError, match="int32"):
+        output_message_bytes(AcademyOutput(False, {"B": batch}))
+
+
+def test_varint_matches_protobuf():
+    from google.protobuf.internal.encoder import _VarintBytes
+
+    from mlagents.example_envs.sdk.wire import varint
+
+    for value in (0, 1, 127, 128, 300, 2**14, 2**31 - 1, 2**64 - 1):
+        assert varint(value) == _VarintBytes(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Python's reply read back
+
+
+def _reply(rl_input: UnityRLInput) -> UnityMessage:
+    return UnityMessage(header=Header(status=200), unity_input=UnityInput(rl_input=rl_input))
+
+
+BRAINS = {"A": BrainSpec("A", 1, "continuous", (2,)), "D": BrainSpec("D", 1, "discrete", (3, 2))}
+
+
+def test_input_gathers_actions_memories_and_texts_of_every_agent():
+    rl_input = UnityRLInput(command=0, is_training=True)
+    rl_input.agent_actions["A"].value.add(vector_actions=[0.5, -1.0, 9.0], value=0.3)  # extra value dropped
+    rl_input.agent_actions["A"].value.add(vector_actions=[0.25, 2.0], memories=[1.0, 2.0, 3.0])
+    rl_input.agent_actions["A"].value.add(vector_actions=[1.0, 1.0], memories=[4.0], text_actions="hi")
+    rl_input.agent_actions["D"].value.add(vector_actions=[2.0, 1.0])
+    rl_input.agent_actions["Unknown"].value.add(vector_actions=[1.0])
+    message = input_from_message(_reply(rl_input), BRAINS)
+    assert message is not None
+    assert set(message.actions) == {"A", "D"}
+    np.testing.assert_array_equal(message.actions["A"], [[0.5, -1.0], [0.25, 2.0], [1.0, 1.0]])
+    assert message.actions["A"].dtype == np.float32
+    np.testing.assert_array_equal(message.actions["D"], [[2.0, 1.0]])
+    assert set(message.memories) == {"A"}
+    np.testing.assert_array_equal(message.memories["A"], [[0, 0, 0], [1, 2, 3], [4, 0, 0]])
+    assert message.text_actions == {"A": ["", "", "hi"]}
+
+
+def test_input_without_memories_or_texts_has_none():
+    rl_input = UnityRLInput()
+    for row in ([0.0, 1.0], [2.0, 3.0]):
+        rl_input.agent_actions["A"].value.add(vector_actions=row)
+    message = input_from_message(_reply(rl_input), BRAINS)
+    assert message is not None
+    assert message.memories is None and message.text_actions is None
+    assert message.actions["A"].shape == (2, 2)
+
+
+def test_input_with_too_few_action_values_is_refused():
+    rl_input = UnityRLInput()
+    rl_input.agent_actions["A"].value.add(vector_actions=[1.0, 2.0])
+    rl_input.agent_actions["A"].value.add(vector_actions=[1.0])
+    with pytest.raises(
+        ValueError, match=r"Python sent fewer than 2 action values for an agent of brain 'A'\."
+    ):
+        input_from_message(_reply(rl_input), BRAINS)
