@@ -66,6 +66,17 @@ def balance(observations: np.ndarray, gain: float = 0.2) -> np.ndarray:
     )
 
 
+def _allowed_turn(component: np.ndarray, turn: np.ndarray) -> np.ndarray:
+    """The degrees to turn: ``turn`` where the quaternion ``component`` is inside the rotation
+    limit in the direction of the turn (``component < limit`` turning up, ``> -limit`` turning
+    down), else 0.0. A zero turn gives +0.0, a NaN turn or component 0.0."""
+    # sign(turn) * component < limit is both tests at once (the product by +-1 is exact);
+    # "+ 0.0" turns a zero turn of either sign into +0.0, what the two tests gave.
+    angle = np.where(np.sign(turn) * component < ROTATION_LIMIT, turn, 0.0)
+    angle += 0.0
+    return angle
+
+
 class Ball3D(Scene):
     """3DBall: brain ``3DBallLearning``, 12 agents, 8 observations incl. the ball velocity."""
 
@@ -141,31 +152,30 @@ class Ball3D(Scene):
     def agent_action(self, agents: np.ndarray, actions: np.ndarray) -> None:
         if agents.size == 0:
             return
-        delta = DEGREES_PER_ACTION * np.clip(actions[:, :2].astype(np.float64), -1.0, 1.0)
-        rotations = self.world.platform_rotations[agents]
+        world = self.world
+        # Every agent acts in every academy step: whole arrays then, no fancy indexing.
+        every = agents.size == world.num_areas
+        # Clipping in float32 and widening after gives the same float64 values as widening first.
+        delta = np.minimum(np.maximum(actions[:, :2], -1.0), 1.0).astype(np.float64)
+        delta *= DEGREES_PER_ACTION
+        rotations = world.platform_rotations if every else world.platform_rotations[agents]
         # z first, then x; each only while its quaternion component is inside the limit
         # in the direction of the turn (the x test sees the rotation after the z turn).
         for axis, column in ((2, 0), (0, 1)):
-            component = rotations[:, axis]
-            turn = delta[:, column]
-            allowed = ((component < ROTATION_LIMIT) & (turn > 0.0)) | (
-                (component > -ROTATION_LIMIT) & (turn < 0.0)
-            )
-            rotations = rotate_local(rotations, axis, np.where(allowed, turn, 0.0))
-        self.world.set_platform_rotations(agents, rotations)
+            rotations = rotate_local(rotations, axis, _allowed_turn(rotations[:, axis], delta[:, column]))
+        world.set_platform_rotations(agents, rotations)
 
         # Ball3DAgent checks the fall in AgentAction, i.e. on the positions of the last physics step.
-        relative = self.world.ball_positions[agents] - self.world.platform_positions[agents]
-        fallen = (
-            (relative[:, 1] < FALL_DEPTH)
-            | (np.abs(relative[:, 0]) > FALL_HALF_WIDTH)
-            | (np.abs(relative[:, 2]) > FALL_HALF_WIDTH)
-        )
-        if fallen.any():
+        if every:
+            relative = world.ball_positions - world.platform_positions
+        else:
+            relative = world.ball_positions[agents] - world.platform_positions[agents]
+        distance = np.abs(relative)
+        # fmax ignores a NaN like the separate comparisons did (NaN > 3 is False)
+        fallen = (relative[:, 1] < FALL_DEPTH) | (np.fmax(distance[:, 0], distance[:, 2]) > FALL_HALF_WIDTH)
+        if np.count_nonzero(fallen):
             self.academy.done(agents[fallen])
-            self.academy.set_reward(agents[fallen], FALL_REWARD)
-        if not fallen.all():
-            self.academy.set_reward(agents[~fallen], BALANCED_REWARD)
+        self.academy.set_reward(agents, np.where(fallen, FALL_REWARD, BALANCED_REWARD))
 
     def physics_step(self) -> None:
         self.world.step()

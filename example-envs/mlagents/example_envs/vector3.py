@@ -8,14 +8,15 @@ from collections.abc import Sequence
 import numpy as np
 
 # Unity (x, y, z) is MuJoCo (x, z, y)
-_SWAP = [0, 2, 1]
+_SWAP = np.array([0, 2, 1])
 
 
 def to_mujoco(v: np.ndarray | Sequence[float]) -> np.ndarray:
     """Unity points or vectors ``(..., 3)`` in MuJoCo's axes: Unity (x, y, z) is MuJoCo (x, z, y).
     Swapping two axes turns Unity's left-handed frame into MuJoCo's right-handed one; the swap is
     its own inverse, so :data:`to_unity` is the same map."""
-    return np.asarray(v)[..., _SWAP]
+    # take() copies like the fancy index v[..., _SWAP], several times faster on a few rows
+    return np.take(np.asarray(v), _SWAP, axis=-1)
 
 
 #: MuJoCo points or vectors ``(..., 3)`` in Unity's axes (see :func:`to_mujoco`)

@@ -175,9 +175,13 @@ class Academy:
         # maxStep 0 means "no limit": compare against a count that is never reached.
         self._max_step_eff = np.where(self._max_step > 0, self._max_step, np.iinfo(np.int64).max)
         self._has_max_step = bool((self._max_step > 0).any())
+        # Academy steps that certainly pass before an agent can reach its max step (a lower
+        # bound: agent resets only make it later); the full test runs when it reaches 0.
+        self._timeout_countdown = 0
         periodic = ~self._on_demand
         self._periodic = periodic
         self._any_periodic = bool(periodic.any())
+        self._all_periodic = bool(periodic.all())
         self._interval_groups = [
             (int(interval), periodic & (self._interval == interval))
             for interval in np.unique(self._interval[periodic])
@@ -511,6 +515,16 @@ class Academy:
             self._memories[agents] = 0.0
             self._memory_length[agents] = 0
 
+    def _check_max_steps(self) -> None:
+        """Agents at their max step are done (and flagged); then how many steps surely pass
+        before the next one can be (every step while one waits for its reset)."""
+        remaining = self._max_step_eff - self.agent_step_counts
+        timed_out = remaining <= 0
+        if _count(timed_out):
+            self._max_reached |= timed_out
+            self._done |= timed_out
+        self._timeout_countdown = int(remaining.min())
+
     def _clear_agent_data(self, index: np.ndarray) -> None:
         """ResetData: zeroed observation stacks, no memories, no text action (action kept)."""
         for brain in self._brains:
@@ -571,8 +585,11 @@ class Academy:
         # Status broadcast: periodic agents act every step and decide every N-th step.
         academy_done = self._academy_done
         count = 0 if academy_done else self.step_count
-        if self._any_periodic:
+        if self._all_periodic:
+            self._request_action.fill(True)
+        elif self._any_periodic:
             np.logical_or(self._request_action, self._periodic, out=self._request_action)
+        if self._any_periodic:
             for interval, members in self._interval_groups:
                 if count % interval == 0:
                     np.logical_or(self._request_decision, members, out=self._request_decision)
@@ -592,7 +609,8 @@ class Academy:
                 self._reset_agents(resetting.nonzero()[0])
 
         deciding = self._request_decision
-        if not _count(deciding):
+        decisions = _count(deciding)
+        if not decisions:
             if academy_done:
                 return AcademyOutput(
                     True,
@@ -604,11 +622,18 @@ class Academy:
                 )
             return None
         batches = self._collect(deciding)
-        self._reward[deciding] = 0.0
-        self._done[deciding] = False
-        self._max_reached[deciding] = False
-        self._has_already_reset[deciding] = False
-        deciding[:] = False
+        if decisions == self.num_agents:
+            # every agent decides (3DBall's decision steps): whole arrays, no boolean indexing
+            self._reward.fill(0.0)
+            self._done.fill(False)
+            self._max_reached.fill(False)
+            self._has_already_reset.fill(False)
+        else:
+            self._reward[deciding] = 0.0
+            self._done[deciding] = False
+            self._max_reached[deciding] = False
+            self._has_already_reset[deciding] = False
+        deciding.fill(False)
         if self._local:
             batches = self._act_locally(batches)
             if not academy_done and not any(batch.agents.size for batch in batches.values()):
@@ -694,15 +719,17 @@ class Academy:
             if any(texts):
                 previous_text = texts
 
+        # Copies of the agents' rows; of whole arrays when every agent decides (cheaper).
+        rows = index if k < self.num_agents else slice(None)
         return DecisionBatch(
-            agents=self.ids[index],
+            agents=self.ids[rows].copy(),
             vector_observations=vector,
             visual_observations=visuals,
-            rewards=self._reward[index],
-            local_done=self._done[index],
-            max_reached=self._max_reached[index],
+            rewards=self._reward[rows].copy(),
+            local_done=self._done[rows].copy(),
+            max_reached=self._max_reached[rows].copy(),
             action_masks=masks,
-            previous_vector_actions=self._action[index, : brain.action_length],
+            previous_vector_actions=self._action[rows, : brain.action_length].copy(),
             memories=memories,
             previous_text_actions=previous_text,
         )
@@ -715,9 +742,14 @@ class Academy:
         if count:
             if self._single_brain:
                 brain = self._brains[int(self._brain[0])]
-                index = self._all if count == self.num_agents else acting.nonzero()[0]
-                acting[:] = False
-                self.scene.agent_action(index, self._action[index, : brain.action_length])
+                if count == self.num_agents:
+                    acting.fill(False)
+                    # a copy, like the fancy index: the scene may keep or change the array
+                    self.scene.agent_action(self._all, self._action[:, : brain.action_length].copy())
+                else:
+                    index = acting.nonzero()[0]
+                    acting.fill(False)
+                    self.scene.agent_action(index, self._action[index, : brain.action_length])
             else:
                 groups = [
                     (brain, (acting & (self._brain == brain.index)).nonzero()[0]) for brain in self._brains
@@ -727,10 +759,9 @@ class Academy:
                     if index.size:
                         self.scene.agent_action(index, self._action[index, : brain.action_length])
         if self._has_max_step:
-            timed_out = self.agent_step_counts >= self._max_step_eff
-            if _count(timed_out):
-                self._max_reached |= timed_out
-                self._done |= timed_out
+            self._timeout_countdown -= 1
+            if self._timeout_countdown <= 0:
+                self._check_max_steps()
         self.agent_step_counts += 1
         self.step_count += 1
         self.total_step_count += 1
