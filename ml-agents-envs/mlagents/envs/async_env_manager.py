@@ -91,6 +91,9 @@ class AsyncEnvManager(EnvManager, Generic[W]):
     :param n_env: number of workers (environments).
     :param restart_policy: decides whether a lost worker is restarted (None: never).
     :param synchronous: step every worker in each call and wait for all of them (see above).
+    :param while_starting: called once every worker was started and before any is waited for,
+        so that start-up work of the caller overlaps the environments' launch (``mlagents-learn``
+        imports TensorFlow there). An exception it raises ends every worker and is raised.
     :raises ValueError: ``n_env`` < 1.
     :raises: any error of an environment's creation, after every worker was ended.
     """
@@ -102,6 +105,7 @@ class AsyncEnvManager(EnvManager, Generic[W]):
         *,
         restart_policy: RestartPolicy | None = None,
         synchronous: bool = False,
+        while_starting: Callable[[], None] | None = None,
     ) -> None:
         super().__init__()
         self.synchronous = synchronous
@@ -122,6 +126,8 @@ class AsyncEnvManager(EnvManager, Generic[W]):
             # All workers start before any is waited for: their builds launch in parallel.
             for worker_id in range(n_env):
                 self.env_workers.append(transport.start_worker(worker_id, restart=0))
+            if while_starting is not None:
+                while_starting()
             self._wait_until(self._nothing_in_flight)
         except BaseException:
             self.close()

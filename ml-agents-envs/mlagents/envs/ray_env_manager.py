@@ -35,7 +35,7 @@ import math
 import os
 import select
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from multiprocessing import AuthenticationError
 from multiprocessing.connection import Connection
 from types import ModuleType
@@ -599,6 +599,8 @@ class RayEnvManager(AsyncEnvManager[RayWorker]):
     :param synchronous: step every worker in each call and wait for all of them, handing the
         results over as one batch in worker order (what ``mlagents-learn --deterministic`` uses);
         False (the default): return as soon as one has finished.
+    :param while_starting: called once every worker was started, before they are waited for (see
+        :class:`~mlagents.envs.async_env_manager.AsyncEnvManager`).
     :raises ValueError: ``n_env`` < 1.
     :raises UnityEnvironmentException: ray is not installed, the cluster has too few CPUs, or the
         workers did not start in time.
@@ -616,9 +618,16 @@ class RayEnvManager(AsyncEnvManager[RayWorker]):
         start_timeout: float = DEFAULT_START_TIMEOUT,
         restart_policy: RestartPolicy | None = None,
         synchronous: bool = False,
+        while_starting: Callable[[], None] | None = None,
     ) -> None:
         transport = RayTransport(env_factory, address, cpus_per_worker, start_timeout)
-        super().__init__(transport, n_env, restart_policy=restart_policy, synchronous=synchronous)
+        super().__init__(
+            transport,
+            n_env,
+            restart_policy=restart_policy,
+            synchronous=synchronous,
+            while_starting=while_starting,
+        )
 
     @property
     def worker_nodes(self) -> list[str | None]:

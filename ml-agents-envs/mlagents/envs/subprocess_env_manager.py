@@ -26,7 +26,7 @@ import queue
 import select
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from multiprocessing.connection import wait as wait_for_objects
 from multiprocessing.context import DefaultContext, ForkContext, ForkServerContext, SpawnContext
@@ -453,6 +453,8 @@ class SubprocessEnvManager(AsyncEnvManager[UnityEnvWorker]):
     :param restart_policy: decides whether a lost worker is restarted (None: never).
     :param synchronous: step every worker in each call and wait for all of them; False (the
         default, as in ML-Agents 0.9): return as soon as one has finished.
+    :param while_starting: called once every worker was started, before they are waited for (see
+        :class:`~mlagents.envs.async_env_manager.AsyncEnvManager`).
     :raises ValueError: ``n_env`` < 1, or an unknown start method.
     :raises: any error of an environment's creation (e.g. UnityTimeOutException,
         UnityWorkerInUseException), after every worker was ended.
@@ -466,9 +468,16 @@ class SubprocessEnvManager(AsyncEnvManager[UnityEnvWorker]):
         start_method: str | None = "spawn",
         restart_policy: RestartPolicy | None = None,
         synchronous: bool = False,
+        while_starting: Callable[[], None] | None = None,
     ) -> None:
         self._processes = ProcessTransport(env_factory, process_context(start_method))
-        super().__init__(self._processes, n_env, restart_policy=restart_policy, synchronous=synchronous)
+        super().__init__(
+            self._processes,
+            n_env,
+            restart_policy=restart_policy,
+            synchronous=synchronous,
+            while_starting=while_starting,
+        )
 
     @property
     def step_queue(self) -> "multiprocessing.Queue[EnvironmentResponse]":

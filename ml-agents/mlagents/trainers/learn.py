@@ -301,10 +301,15 @@ def try_create_meta_curriculum(
     return meta_curriculum
 
 
-def create_env_manager(run: RunOptions, env_factory: Callable[..., BaseUnityEnvironment]) -> EnvManager:
+def create_env_manager(
+    run: RunOptions,
+    env_factory: Callable[..., BaseUnityEnvironment],
+    while_starting: Callable[[], None] | None = None,
+) -> EnvManager:
     """The env manager of ``--env-manager``: worker processes, or Ray actors (``--ray-address``);
     either restarts lost workers within the run's restart limits, and steps every worker each
-    round with ``--deterministic``."""
+    round with ``--deterministic``. ``while_starting`` runs once the workers were started, before
+    they are waited for."""
     from mlagents.envs.restart_policy import RestartPolicy
 
     restart_policy = RestartPolicy(run.restart_limits())
@@ -317,11 +322,16 @@ def create_env_manager(run: RunOptions, env_factory: Callable[..., BaseUnityEnvi
             address=run.ray_address,
             restart_policy=restart_policy,
             synchronous=run.deterministic,
+            while_starting=while_starting,
         )
     from mlagents.envs.subprocess_env_manager import SubprocessEnvManager
 
     return SubprocessEnvManager(
-        env_factory, run.num_envs, restart_policy=restart_policy, synchronous=run.deterministic
+        env_factory,
+        run.num_envs,
+        restart_policy=restart_policy,
+        synchronous=run.deterministic,
+        while_starting=while_starting,
     )
 
 
@@ -353,17 +363,6 @@ def run_training(
     check_before_launch(trainer_config, run.env_path if run.docker_target_name is None else None)
     sampler_manager, resampling_interval = create_sampler_manager(run.sampler_file_path, {}, run_seed)
     meta_curriculum = try_create_meta_curriculum(curriculum_folder, None, run.lesson)
-    # Imported only now so that `mlagents-learn --help`, command-line and configuration errors
-    # answer at once, without loading TensorFlow.
-    _import_tensorflow_quietly()
-    if run.deterministic:
-        from mlagents.trainers.determinism import use_deterministic_ops
-
-        use_deterministic_ops()
-    from mlagents.trainers.checkpoint_video import CheckpointVideos, example_name
-    from mlagents.trainers.trainer_controller import TrainerController
-
-    example = example_name(run.env_path) if run.video_freq > 0 and run.train_model else None
 
     os.makedirs(summaries_dir, exist_ok=True)
     env_path = run.env_path
@@ -378,8 +377,19 @@ def run_training(
         run.base_port + sub_id * run.num_envs,
         deterministic=run.deterministic,
     )
-    env = create_env_manager(run, env_factory)
+    # TensorFlow is imported only now, so that `mlagents-learn --help`, command-line and
+    # configuration errors answer at once; and while the environments launch, so that its seconds
+    # of loading overlap theirs.
+    env = create_env_manager(run, env_factory, while_starting=_import_tensorflow_quietly)
     try:
+        if run.deterministic:
+            from mlagents.trainers.determinism import use_deterministic_ops
+
+            use_deterministic_ops()
+        from mlagents.trainers.checkpoint_video import CheckpointVideos, example_name
+        from mlagents.trainers.trainer_controller import TrainerController
+
+        example = example_name(run.env_path) if run.video_freq > 0 and run.train_model else None
         external_brains = env.external_brains
         if meta_curriculum is not None:
             meta_curriculum.check_reset_parameters(env.reset_parameters)

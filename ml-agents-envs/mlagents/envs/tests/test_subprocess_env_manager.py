@@ -324,6 +324,54 @@ def test_workers_start_their_environments_in_parallel(tmp_path, free_port_range)
     assert_nothing_survives(manager, children_before, base_port)
 
 
+def gated_factory(base_port: int, gate: Path):
+    """A factory whose environments are created only once the file ``gate`` exists."""
+
+    def make(worker_id: int) -> UnityEnvironment:
+        while not gate.exists():
+            time.sleep(0.01)
+        return UnityEnvironment(example_build("Basic"), worker_id=worker_id, base_port=base_port)
+
+    return make
+
+
+def test_while_starting_runs_once_the_workers_started_and_before_they_are_waited_for(
+    tmp_path, free_port_range
+):
+    children_before = live_children()
+    n_env = 2
+    base_port = free_port_range(n_env)
+    gate = tmp_path / "gate"
+    seen: list[int] = []
+
+    def while_starting() -> None:
+        # The workers run, and none can have an environment yet: they wait for this gate, so a
+        # manager that waited for them before calling this would never return.
+        seen.append(len(live_children() - children_before))
+        gate.touch()
+
+    manager = SubprocessEnvManager(gated_factory(base_port, gate), n_env, while_starting=while_starting)
+    try:
+        assert seen == [n_env]
+        assert len(manager.reset()) == n_env
+    finally:
+        manager.close()
+    assert_nothing_survives(manager, children_before, base_port)
+
+
+def test_an_error_of_while_starting_ends_every_worker(basic_factory):
+    children_before = live_children()
+    factory = basic_factory(2)
+
+    def while_starting() -> None:
+        raise RuntimeError("the caller's start-up failed")
+
+    with pytest.raises(RuntimeError, match="the caller's start-up failed"):
+        SubprocessEnvManager(factory, 2, while_starting=while_starting)
+    base_port = factory.keywords["base_port"]
+    assert_nothing_left(ports=range(base_port, base_port + 2), children_before=children_before)
+
+
 def test_startup_error_is_raised_and_everything_ends(free_port_range):
     children_before = live_children()
     base_port = free_port_range(2)
