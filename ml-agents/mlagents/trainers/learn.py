@@ -363,6 +363,10 @@ def run_training(
     check_before_launch(trainer_config, run.env_path if run.docker_target_name is None else None)
     sampler_manager, resampling_interval = create_sampler_manager(run.sampler_file_path, {}, run_seed)
     meta_curriculum = try_create_meta_curriculum(curriculum_folder, None, run.lesson)
+    # checkpoint_video loads no TensorFlow: its error for a build that is no example shows at once.
+    from mlagents.trainers.checkpoint_video import CheckpointVideos, example_name
+
+    example = example_name(run.env_path) if run.video_freq > 0 and run.train_model else None
 
     os.makedirs(summaries_dir, exist_ok=True)
     env_path = run.env_path
@@ -386,10 +390,8 @@ def run_training(
             from mlagents.trainers.determinism import use_deterministic_ops
 
             use_deterministic_ops()
-        from mlagents.trainers.checkpoint_video import CheckpointVideos, example_name
         from mlagents.trainers.trainer_controller import TrainerController
 
-        example = example_name(run.env_path) if run.video_freq > 0 and run.train_model else None
         external_brains = env.external_brains
         if meta_curriculum is not None:
             meta_curriculum.check_reset_parameters(env.reset_parameters)

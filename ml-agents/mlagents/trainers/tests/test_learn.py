@@ -311,6 +311,11 @@ CURRICULUM = (
             ["--curriculum", "curricula"],
             "There was an error decoding curricula/BasicLearning.json",
         ),
+        (
+            VALID_CONFIG,
+            ["--video-freq", "1000"],
+            "--video-freq records the example environments only",
+        ),
     ],
     ids=[
         "unknown-trainer",
@@ -327,6 +332,7 @@ CURRICULUM = (
         "online-bc-without-brain-to-imitate",
         "pretraining-demo-path-not-found",
         "malformed-curriculum",
+        "video-of-a-build-that-is-no-example",
     ],
 )
 def test_config_errors_found_before_any_build_starts(tmp_path, free_port_range, config, extra, message):
