@@ -31,7 +31,7 @@ from mlagents.example_envs.sdk.client import ClientOptions, run_client
 from mlagents.example_envs.sdk.messages import AcademyOutput, DecisionBatch
 from mlagents.example_envs.sdk.png import decode_png, encode_png
 from mlagents.example_envs.sdk.scene import AgentGroup, BrainSpec, CameraResolution, Scene, SceneSpec
-from mlagents.example_envs.sdk.wire import input_from_message, output_message_bytes
+from mlagents.example_envs.sdk.wire import agent_info_protos, input_from_message, output_message_bytes
 from mlagents.example_envs.tests.mini_python import TIMEOUT, MiniPython
 
 BUILDS = Path(__file__).resolve().parents[3] / "builds"
@@ -320,10 +320,6 @@ def test_client_gives_up_when_python_never_comes():
 
 
 def test_agent_infos_encoded_from_numpy_equal_field_by_field_construction():
-    from mlagents.envs.communicator_objects import AgentInfoProto
-    from mlagents.example_envs.sdk.messages import DecisionBatch
-    from mlagents.example_envs.sdk.wire import agent_info_protos
-
     k = 5
     rng = np.random.default_rng(0)
     batch = DecisionBatch(
@@ -338,21 +334,7 @@ def test_agent_infos_encoded_from_numpy_equal_field_by_field_construction():
         memories=rng.normal(size=(k, 3)).astype(np.float32),
         previous_text_actions=["a", "", "c", "d", "e"],
     )
-    expected = [
-        AgentInfoProto(
-            stacked_vector_observation=batch.vector_observations[i].tolist(),
-            stored_vector_actions=batch.previous_vector_actions[i].tolist(),
-            reward=float(batch.rewards[i]),
-            done=bool(batch.local_done[i]),
-            max_step_reached=bool(batch.max_reached[i]),
-            id=int(batch.agents[i]),
-            action_mask=batch.action_masks[i].tolist(),
-            memories=batch.memories[i].tolist(),
-            stored_text_actions=batch.previous_text_actions[i],
-        )
-        for i in range(k)
-    ]
-    assert agent_info_protos(batch) == expected
+    assert agent_info_protos(batch) == [reference_agent_info(batch, i) for i in range(k)]
 
 
 @pytest.mark.parametrize("shape", [(84, 84, 3), (7, 13, 3), (1, 1, 3)])
@@ -383,30 +365,36 @@ def test_png_encoder_refuses_what_is_not_an_rgb_byte_image():
 # The output message written as bytes by hand, against the message the generated classes build
 
 
+def reference_agent_info(batch: DecisionBatch, i: int) -> AgentInfoProto:
+    """Agent ``i`` of ``batch`` built field by field with the generated class (what the SDK did
+    before it wrote the bytes itself)."""
+    info = AgentInfoProto(
+        stacked_vector_observation=batch.vector_observations[i].tolist(),
+        stored_vector_actions=batch.previous_vector_actions[i].tolist(),
+        reward=float(batch.rewards[i]),
+        done=bool(batch.local_done[i]),
+        max_step_reached=bool(batch.max_reached[i]),
+        id=int(batch.agents[i]),
+    )
+    info.visual_observations.extend(encode_png(camera[i]) for camera in batch.visual_observations)
+    if batch.action_masks is not None:
+        info.action_mask.extend(batch.action_masks[i].tolist())
+    if batch.memories is not None:
+        info.memories.extend(batch.memories[i].tolist())
+    if batch.text_observations is not None:
+        info.text_observation = batch.text_observations[i]
+    if batch.previous_text_actions is not None:
+        info.stored_text_actions = batch.previous_text_actions[i]
+    return info
+
+
 def reference_output_message(output: AcademyOutput) -> UnityMessage:
-    """The output message built field by field with the generated classes (what the SDK did
-    before it wrote the bytes itself): the reference the hand-written bytes must parse to."""
+    """The output message built with the generated classes: the reference the hand-written
+    bytes must parse to."""
     rl_output = UnityRLOutput(global_done=output.global_done)
     for name, batch in output.batches.items():
         infos = rl_output.agentInfos[name].value  # indexing creates the entry, even for k = 0
-        for i in range(len(batch.agents)):
-            info = infos.add(
-                stacked_vector_observation=batch.vector_observations[i].tolist(),
-                stored_vector_actions=batch.previous_vector_actions[i].tolist(),
-                reward=float(batch.rewards[i]),
-                done=bool(batch.local_done[i]),
-                max_step_reached=bool(batch.max_reached[i]),
-                id=int(batch.agents[i]),
-            )
-            info.visual_observations.extend(encode_png(camera[i]) for camera in batch.visual_observations)
-            if batch.action_masks is not None:
-                info.action_mask.extend(batch.action_masks[i].tolist())
-            if batch.memories is not None:
-                info.memories.extend(batch.memories[i].tolist())
-            if batch.text_observations is not None:
-                info.text_observation = batch.text_observations[i]
-            if batch.previous_text_actions is not None:
-                info.stored_text_actions = batch.previous_text_actions[i]
+        infos.extend(reference_agent_info(batch, i) for i in range(len(batch.agents)))
     return UnityMessage(header=Header(status=200), unity_output=UnityOutput(rl_output=rl_output))
 
 
