@@ -17,7 +17,6 @@ Prints a Markdown table; asserts nothing.
 from __future__ import annotations
 
 import argparse
-import re
 import statistics
 import subprocess
 import sys
@@ -29,8 +28,10 @@ import yaml
 
 from mlagents.example_envs.ports import find_free_port_range
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from process_cpu import progress_points, steady_rate
+
 ROOT = Path(__file__).resolve().parents[1]
-SUMMARY = re.compile(r"Step: (?P<step>\d+)(?:\.0)?\. Time Elapsed: (?P<elapsed>[\d.]+) s")
 
 
 def write_config(source: Path, folder: Path, steps: int, summaries: int) -> Path:
@@ -67,11 +68,10 @@ def run(folder: Path, config: Path, options: argparse.Namespace, deterministic: 
     result = subprocess.run(args, cwd=folder, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise SystemExit(f"the run failed ({result.returncode}):\n{result.stderr[-3000:]}")
-    points = [(int(m["step"]), float(m["elapsed"])) for m in SUMMARY.finditer(result.stderr + result.stdout)]
+    points = progress_points(result.stderr + result.stdout)
     if len(points) < 2:
         raise SystemExit("the run wrote fewer than two summary lines: raise --steps")
-    (first_step, first_time), (last_step, last_time) = points[0], points[-1]
-    return (last_step - first_step) / (last_time - first_time)
+    return steady_rate(points)
 
 
 def main() -> None:

@@ -226,21 +226,30 @@ def run_once(
 
 
 #: A trainer's progress line (the original's and this tree's): "... Step: 2000. Time Elapsed: 2.376 s ..."
-PROGRESS_LINE = re.compile(r"Step: (\d+)\. Time Elapsed: ([\d.]+) s")
+PROGRESS_LINE = re.compile(r"Step: (\d+)(?:\.0)?\. Time Elapsed: ([\d.]+) s")
+
+
+def progress_points(output: str) -> list[tuple[int, float]]:
+    """(step, seconds on the trainer's clock) of every progress line of ``output``."""
+    return [(int(step), float(seconds)) for step, seconds in PROGRESS_LINE.findall(output)]
+
+
+def steady_rate(points: list[tuple[int, float]]) -> float:
+    """Steps per second between the first and the last of ``points``; NaN with fewer than two
+    points or no time between them."""
+    if len(points) < 2 or points[-1][1] <= points[0][1]:
+        return math.nan
+    (first_step, first_time), (last_step, last_time) = points[0], points[-1]
+    return (last_step - first_step) / (last_time - first_time)
 
 
 def progress_figures(output: str, wall: float) -> dict[str, float]:
     """Steps per second ("steady") between the first and the last progress line of ``output``;
     and ("outside") ``wall`` minus the trainer's clock at its last progress line. NaN where the run
     printed too few progress lines (a run shorter than two ``summary_freq``)."""
-    points = [(int(step), float(seconds)) for step, seconds in PROGRESS_LINE.findall(output)]
-    steady = outside = math.nan
-    if points:
-        outside = wall - points[-1][1]
-    if len(points) >= 2 and points[-1][1] > points[0][1]:
-        (first_step, first_time), (last_step, last_time) = points[0], points[-1]
-        steady = (last_step - first_step) / (last_time - first_time)
-    return {"steady": steady, "outside": outside}
+    points = progress_points(output)
+    outside = wall - points[-1][1] if points else math.nan
+    return {"steady": steady_rate(points), "outside": outside}
 
 
 def main() -> None:

@@ -93,7 +93,7 @@ def test_progress_lines_of_both_trainers_give_the_steady_rate_and_the_time_outsi
         [
             "INFO:mlagents.trainers: run: BasicLearning: Step: 2001. Time Elapsed: 1.5 s Mean Reward: 0.1.",
             "INFO:mlagents.trainers: run-0: BasicLearning: Step: 4000. Time Elapsed: 2.5 s Mean Reward: 0.2.",
-            "INFO:mlagents.trainers: run: BasicLearning: Step: 6001. Time Elapsed: 3.5 s Mean Reward: 0.3.",
+            "INFO:mlagents.trainers: run: BasicLearning: Step: 6001.0. Time Elapsed: 3.5 s Mean Reward: 0.3.",
         ]
     )
     figures = process_cpu.progress_figures(output, wall=5.0)
