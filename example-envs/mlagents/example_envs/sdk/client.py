@@ -136,9 +136,8 @@ def run_alone(scene: type[Scene], options: ClientOptions) -> int:
     return 0
 
 
-def _exchange(channel: GrpcChannel, message: UnityMessage | bytes) -> UnityMessage:
-    """One call: ``message`` (or its serialized bytes) to Python, its reply back."""
-    payload = message if isinstance(message, bytes) else message.SerializeToString()
+def _exchange(channel: GrpcChannel, payload: bytes) -> UnityMessage:
+    """One call: the serialized ``UnityMessage`` ``payload`` to Python, its reply back."""
     return UnityMessage.FromString(channel.unary(EXCHANGE, payload))
 
 
@@ -147,7 +146,7 @@ def _exchange_loop(
 ) -> int:
     """Initialization with the scene as Python sees it (``visible``), then every exchange."""
     name = scene.__name__
-    reply = _exchange(channel, initialization_message(visible, options.api_version))
+    reply = _exchange(channel, initialization_message(visible, options.api_version).SerializeToString())
     if reply.header.status != STATUS_OK:
         logger.info("%s: Python refused the initialization (status %d); quitting.", name, reply.header.status)
         return 0
@@ -165,7 +164,7 @@ def _exchange_loop(
 def _exchanges(academy: Academy, channel: GrpcChannel, options: ClientOptions) -> int:
     name = type(academy.scene).__name__
     brains = academy.brains
-    reply = _exchange(channel, UnityMessage(header=Header(status=STATUS_OK)))
+    reply = _exchange(channel, UnityMessage(header=Header(status=STATUS_OK)).SerializeToString())
     faults = _Faults(options)
     exchanges = 0
     faults.check(exchanges)
